@@ -1,0 +1,57 @@
+/* blk.h: virtio-blk over a host file, as the CLI sees it: --disk option parsing, open, create, destroy. */
+#ifndef RINGVM_BLK_H
+#define RINGVM_BLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+#include <linux/virtio_blk.h>
+
+#define BLK_ID_MAX VIRTIO_BLK_ID_BYTES /* GET_ID returns at most 20 bytes, no NUL when full */
+#define BLK_MAX_QUEUES 16
+#define BLK_MAX_POLL_US 1000 /* a worker spinning longer than this costs more than a wakeup */
+
+/* One --disk PATH[,readonly][,queues=N][,direct=on|off][,id=STRING][,poll_us=N]. */
+struct blk_config {
+	char path[4096];
+	bool readonly;
+	bool direct;             /* O_DIRECT, with a buffered fallback for unaligned requests */
+	unsigned int queues;     /* 0 = the default passed to blk_create (one per vCPU) */
+	char id[BLK_ID_MAX + 1]; /* "" = derived from the path */
+	unsigned int poll_us;    /* queue workers busy-poll this long before sleeping; 0 = off */
+	const char *error;       /* set by blk_parse_spec on failure: a static one-line reason */
+};
+
+/*
+ * Parse a --disk value into *out. Returns 0, or -EINVAL with out->error set to a static one-line
+ * reason ("queues= must be 1..16", "unknown option", ...) for the CLI's error message.
+ */
+__attribute__((warn_unused_result)) int blk_parse_spec(const char *spec, struct blk_config *out);
+
+/*
+ * Check and open the backing file before boot: a regular file or a block device, readable, and
+ * writable unless readonly. Returns an fd (O_CLOEXEC; O_DIRECT when cfg->direct), or -errno:
+ * -ENOENT missing, -EISDIR a directory, -EACCES/-EROFS/-EPERM not writable, -EINVAL not a regular
+ * file or block device. blk_strerror() turns these into the CLI's one-line reason.
+ */
+__attribute__((warn_unused_result)) int blk_open(const struct blk_config *cfg);
+
+/* A one-line reason for an error from blk_open()/blk_create() ("is a directory", ...). */
+const char *blk_strerror(int err);
+
+struct blk_dev;
+
+/*
+ * Open the file (blk_open), create the virtio-blk device with cfg->queues queues (or default_queues
+ * when 0, clamped to 1..BLK_MAX_QUEUES) and attach it to the VM on a virtio-mmio transport (so disks
+ * become vda, vdb, ... in call order). Setup time only. Returns 0 or -errno (see blk_strerror).
+ */
+__attribute__((warn_unused_result)) int blk_create(struct vm *vm, const struct blk_config *cfg,
+						   unsigned int default_queues, struct blk_dev **out);
+
+/* Stop the queues (in-flight I/O drained), close the file, free. After the vCPUs stopped. NULL ok. */
+void blk_destroy(struct blk_dev *blk);
+
+#endif

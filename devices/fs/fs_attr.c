@@ -1,0 +1,189 @@
+/* fs_attr.c: inode attributes: GETATTR, SETATTR (mode, owner, size, times), READLINK, STATFS, ACCESS. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "devices/fs/fs_ops.h"
+
+static int fs_attr_reply(struct fs_server *s, const struct stat *st, struct fs_out *o)
+{
+	struct fuse_attr_out ao = { 0 };
+
+	fs_entry_timeout(s, &ao.attr_valid, &ao.attr_valid_nsec);
+	fs_fill_attr(st, &ao.attr);
+	return fs_out_put(o, &ao, sizeof(ao));
+}
+
+int fs_op_getattr(struct fs_server *s, struct fsi_inode *ino, struct fs_out *o)
+{
+	struct stat st;
+	int err = fs_stat_inode(ino, &st);
+
+	return err ? err : fs_attr_reply(s, &st, o);
+}
+
+static int fs_setattr_times(struct fs_server *s, const struct fuse_setattr_in *in,
+			    struct fsi_inode *ino, int fd)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	struct fs_fdname n;
+
+	if (in->valid & FATTR_ATIME_NOW)
+		ts[0].tv_nsec = UTIME_NOW;
+	else if (in->valid & FATTR_ATIME)
+		ts[0] = (struct timespec){ .tv_sec = (time_t)in->atime, .tv_nsec = in->atimensec };
+	if (in->valid & FATTR_MTIME_NOW)
+		ts[1].tv_nsec = UTIME_NOW;
+	else if (in->valid & FATTR_MTIME)
+		ts[1] = (struct timespec){ .tv_sec = (time_t)in->mtime, .tv_nsec = in->mtimensec };
+	if (ts[0].tv_nsec >= 1000000000L && ts[0].tv_nsec != UTIME_NOW && ts[0].tv_nsec != UTIME_OMIT)
+		return -EINVAL;
+	if (ts[1].tv_nsec >= 1000000000L && ts[1].tv_nsec != UTIME_NOW && ts[1].tv_nsec != UTIME_OMIT)
+		return -EINVAL;
+	if (fd >= 0)
+		return futimens(fd, ts) < 0 ? -errno : 0;
+	if (ino->type == S_IFLNK)
+		/* No way to reach a symlink itself by fd without its parent; utimes on links is rare. */
+		return utimensat(ino->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	fs_fdname(&n, ino->fd);
+	return utimensat(s->proc_fd, n.s, ts, 0) < 0 ? -errno : 0;
+}
+
+int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
+			 struct fs_out *o)
+{
+	const struct fuse_setattr_in *in = &r->in.setattr;
+	struct fsh_handle *h = NULL;
+	struct fs_fdname n;
+	struct stat st;
+	int err = 0, fd = -1, tmp_fd = -1;
+
+	if (s->readonly)
+		return -EROFS;
+	if (in->valid & FATTR_FH) {
+		h = fsh_get(&s->handles, in->fh, false);
+		if (!h)
+			return -EBADF;
+		fd = h->fd;
+	}
+	fs_fdname(&n, ino->fd);
+	if (in->valid & FATTR_MODE) {
+		if (fd >= 0)
+			err = fchmod(fd, in->mode & 07777) < 0 ? -errno : 0;
+		else if (ino->type == S_IFLNK)
+			err = -EOPNOTSUPP;
+		else
+			err = fchmodat(s->proc_fd, n.s, in->mode & 07777, 0) < 0 ? -errno : 0;
+		if (err)
+			goto out;
+	}
+	if (in->valid & (FATTR_UID | FATTR_GID)) {
+		uid_t uid = (in->valid & FATTR_UID) ? in->uid : (uid_t)-1;
+		gid_t gid = (in->valid & FATTR_GID) ? in->gid : (gid_t)-1;
+
+		/* The host kernel clears setuid/setgid and security.capability on chown itself. */
+		if (fchownat(ino->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (in->valid & FATTR_SIZE) {
+		if (ino->type == S_IFDIR) {
+			err = -EISDIR;
+			goto out;
+		}
+		if (ino->type != S_IFREG) {
+			err = -EINVAL; /* never open a device or FIFO to truncate it */
+			goto out;
+		}
+		if (fd < 0) {
+			tmp_fd = fs_reopen(s, ino, O_WRONLY | O_NONBLOCK);
+			if (tmp_fd < 0) {
+				err = tmp_fd;
+				goto out;
+			}
+		}
+		if (in->valid & FATTR_KILL_SUIDGID) {
+			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd);
+			if (err)
+				goto out;
+		}
+		if (ftruncate(fd >= 0 ? fd : tmp_fd, (off_t)in->size) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (in->valid & (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)) {
+		err = fs_setattr_times(s, in, ino, fd);
+		if (err)
+			goto out;
+	}
+	err = fs_stat_inode(ino, &st);
+	if (!err)
+		err = fs_attr_reply(s, &st, o);
+out:
+	if (tmp_fd >= 0)
+		close(tmp_fd);
+	fsh_put(&s->handles, h);
+	return err;
+}
+
+int fs_op_readlink(struct fsi_inode *ino, struct fs_out *o)
+{
+	char *p;
+	ssize_t n;
+	size_t room = o->cap - o->len;
+
+	if (ino->type != S_IFLNK)
+		return -EINVAL;
+	/* Linux offers a page less one byte (fuse_readlink_page), which is less than PATH_MAX. */
+	if (room > PATH_MAX)
+		room = PATH_MAX;
+	p = fs_out_reserve(o, room);
+	if (!p || room == 0)
+		return -EIO;
+	n = readlinkat(ino->fd, "", p, room);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == room)
+		return -ENAMETOOLONG; /* the target may have been cut short: never send half a path */
+	o->len -= room - (size_t)n; /* the reply is the target without its NUL */
+	return 0;
+}
+
+int fs_op_statfs(struct fsi_inode *ino, struct fs_out *o)
+{
+	struct fuse_statfs_out out = { 0 };
+	struct statfs sf;
+
+	if (fstatfs(ino->fd, &sf) < 0)
+		return -errno;
+	out.st.blocks = sf.f_blocks;
+	out.st.bfree = sf.f_bfree;
+	out.st.bavail = sf.f_bavail;
+	out.st.files = sf.f_files;
+	out.st.ffree = sf.f_ffree;
+	out.st.bsize = (uint32_t)sf.f_bsize;
+	out.st.namelen = (uint32_t)sf.f_namelen;
+	out.st.frsize = (uint32_t)sf.f_frsize;
+	return fs_out_put(o, &out, sizeof(out));
+}
+
+int fs_op_access(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino)
+{
+	struct fs_fdname n;
+
+	if ((r->in.access.mask & W_OK) && s->readonly)
+		return -EROFS;
+	if (ino->type == S_IFLNK)
+		return 0;
+	fs_fdname(&n, ino->fd);
+	/* AT_EACCESS: check with the fsuid/fsgid we act as, not the VMM's real ids. */
+	if (faccessat(s->proc_fd, n.s, (int)(r->in.access.mask & 7), AT_EACCESS) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* fs_dir.c: directory handles: OPENDIR, READDIR, READDIRPLUS (with lookups), RELEASEDIR, FSYNCDIR. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "devices/fs/fs_ops.h"
+
+/* getdents64 buffer: one page of replies holds at most this many bytes of names and headers. */
+#define FS_DIRBUF 8192
+
+int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
+		  struct fs_out *o)
+{
+	struct fuse_open_out oo = { 0 };
+	int fd, err;
+
+	if (ino->type != S_IFDIR)
+		return -ENOTDIR;
+	fd = fs_reopen(s, ino, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	err = fsh_add(&s->handles, fd, true, &oo.fh);
+	if (err)
+		return err;
+	if (s->cache == FS_CACHE_ALWAYS)
+		oo.open_flags = FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE;
+	err = fs_out_put(o, &oo, sizeof(oo));
+	if (err && fsh_release(&s->handles, oo.fh, true))
+		err = -EIO;
+	return err;
+}
+
+int fs_op_releasedir(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	return fsh_release(&s->handles, r->in.release.fh, true);
+}
+
+int fs_op_fsyncdir(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	struct fsh_handle *h = fsh_get(&s->handles, r->in.fsync.fh, true);
+	int err = 0;
+
+	if (!h)
+		return -EBADF;
+	if (((r->in.fsync.fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(h->fd) : fsync(h->fd)) < 0)
+		err = -errno;
+	fsh_put(&s->handles, h);
+	return err;
+}
+
+/* One READDIRPLUS entry's lookup; "." and ".." and vanished names get nodeid 0 (no dentry). */
+static void fs_plus_entry(struct fs_server *s, int dirfd, const char *name,
+			  struct fuse_entry_out *eo)
+{
+	if (fs_lookup_entry(s, dirfd, name, eo, NULL))
+		memset(eo, 0, sizeof(*eo));
+}
+
+/*
+ * The offset the guest sends is the d_off cookie of the last entry it got (0 at the start): seek
+ * the host directory there and read on. Each entry's own d_off goes back as its cookie, so the
+ * guest can stop anywhere and resume exactly after the last entry that fit.
+ */
+int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, struct fs_out *o)
+{
+	size_t limit = r->in.read.size;
+	char buf[FS_DIRBUF] __attribute__((aligned(8)));
+	struct fsh_handle *h;
+	size_t start = o->len;
+	bool full = false;
+	int err = 0;
+
+	if (limit > o->cap - o->len)
+		limit = o->cap - o->len;
+	h = fsh_get(&s->handles, r->in.read.fh, true);
+	if (!h)
+		return -EBADF;
+	pthread_mutex_lock(&h->dir_lock);
+	if (r->in.read.offset > INT64_MAX || lseek(h->fd, (off_t)r->in.read.offset, SEEK_SET) < 0) {
+		err = -EINVAL;
+		goto out;
+	}
+	while (!full) {
+		ssize_t n = getdents64(h->fd, buf, sizeof(buf)), pos;
+
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (pos = 0; pos < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + pos);
+			size_t namelen = strlen(d->d_name);
+			size_t hdr = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
+			size_t rec = FUSE_DIRENT_ALIGN(hdr + namelen);
+			struct fuse_dirent *de;
+			uint8_t *p;
+
+			if (o->len - start + rec > limit) {
+				full = true;
+				break;
+			}
+			p = fs_out_reserve(o, rec);
+			if (plus) {
+				struct fuse_direntplus *dp = (struct fuse_direntplus *)p;
+				struct fuse_entry_out eo;
+
+				if (fs_check_entry_name(d->d_name))
+					memset(&eo, 0, sizeof(eo));
+				else
+					fs_plus_entry(s, h->fd, d->d_name, &eo);
+				memcpy(&dp->entry_out, &eo, sizeof(eo));
+				de = &dp->dirent;
+			} else {
+				de = (struct fuse_dirent *)p;
+			}
+			de->ino = d->d_ino;
+			de->off = (uint64_t)d->d_off;
+			de->namelen = (uint32_t)namelen;
+			de->type = d->d_type;
+			memcpy(de->name, d->d_name, namelen);
+			pos += d->d_reclen;
+		}
+	}
+	/* An empty reply means "end of directory", so one entry that cannot fit is an error. */
+	if (!err && full && o->len == start)
+		err = -EINVAL;
+out:
+	pthread_mutex_unlock(&h->dir_lock);
+	fsh_put(&s->handles, h);
+	if (err) {
+		/* The guest gets only the error: give back the lookups this reply would have carried. */
+		size_t pos = start;
+
+		while (plus && pos < o->len) {
+			struct fuse_direntplus dp;
+
+			memcpy(&dp, o->buf + pos, sizeof(dp));
+			if (dp.entry_out.nodeid)
+				fsi_forget(&s->inodes, dp.entry_out.nodeid, 1);
+			pos += FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET_DIRENTPLUS + dp.dirent.namelen);
+		}
+		o->len = start;
+	}
+	return err;
+}

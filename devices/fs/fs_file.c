@@ -1,0 +1,240 @@
+/* fs_file.c: open files: OPEN/RELEASE, the READ/WRITE checks, FSYNC, FALLOCATE, LSEEK, COPY_FILE_RANGE. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "devices/fs/fs_ops.h"
+
+/* Flags the guest may not pass to the host's open: creation is CREATE's job, O_DIRECT is a guest
+   page-cache matter (cache=never gives direct I/O), O_PATH/O_TMPFILE are not file opens. */
+#define FS_OPEN_DROP (O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_PATH | O_TMPFILE | O_DIRECTORY)
+
+int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
+	       struct fs_out *o)
+{
+	int flags = (int)r->in.open.flags & ~FS_OPEN_DROP;
+	struct fuse_open_out oo = { 0 };
+	int fd, err;
+
+	if (ino->type == S_IFDIR)
+		return -EISDIR;
+	/* Device nodes and FIFOs are the guest kernel's (init_special_inode); never opened here. */
+	if (ino->type != S_IFREG)
+		return -EACCES;
+	if (s->readonly && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
+		return -EROFS;
+	fd = fs_reopen(s, ino, flags | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	if ((flags & O_TRUNC) && (r->in.open.open_flags & FUSE_OPEN_KILL_SUIDGID)) {
+		err = fs_kill_priv(fd);
+		if (err) {
+			close(fd);
+			return err;
+		}
+	}
+	err = fsh_add(&s->handles, fd, false, &oo.fh);
+	if (err)
+		return err;
+	oo.open_flags = fs_open_flags(s);
+	err = fs_out_put(o, &oo, sizeof(oo));
+	if (err && fsh_release(&s->handles, oo.fh, false))
+		err = -EIO;
+	return err;
+}
+
+int fs_op_release(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	return fsh_release(&s->handles, r->in.release.fh, false);
+}
+
+int fs_op_flush(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	/* Nothing buffered here and no POSIX locks to drop (they live in the guest kernel). */
+	struct fsh_handle *h = fsh_get(&s->handles, r->in.flush.fh, false);
+
+	if (!h)
+		return -EBADF;
+	fsh_put(&s->handles, h);
+	return 0;
+}
+
+int fs_op_fsync(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	struct fsh_handle *h = fsh_get(&s->handles, r->in.fsync.fh, false);
+	int err = 0;
+
+	if (!h)
+		return -EBADF;
+	if (((r->in.fsync.fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(h->fd) : fsync(h->fd)) < 0)
+		err = -errno;
+	fsh_put(&s->handles, h);
+	return err;
+}
+
+int fs_op_fallocate(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	const struct fuse_fallocate_in *in = &r->in.fallocate;
+	struct fsh_handle *h;
+	int err = 0;
+
+	if (s->readonly)
+		return -EROFS;
+	if (in->offset > INT64_MAX || in->length > INT64_MAX)
+		return -EINVAL;
+	h = fsh_get(&s->handles, in->fh, false);
+	if (!h)
+		return -EBADF;
+	if (fallocate(h->fd, (int)in->mode, (off_t)in->offset, (off_t)in->length) < 0)
+		err = -errno;
+	fsh_put(&s->handles, h);
+	return err;
+}
+
+int fs_op_lseek(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	const struct fuse_lseek_in *in = &r->in.lseek;
+	struct fuse_lseek_out out;
+	struct fsh_handle *h;
+	off_t pos;
+
+	/* The guest kernel resolves SET/CUR/END itself; only the sparse-file queries come here. */
+	if (in->whence != SEEK_DATA && in->whence != SEEK_HOLE)
+		return -EINVAL;
+	if (in->offset > INT64_MAX)
+		return -ENXIO;
+	h = fsh_get(&s->handles, in->fh, false);
+	if (!h)
+		return -EBADF;
+	/* The fd's position is not used by anything else (all I/O is positioned). */
+	pos = lseek(h->fd, (off_t)in->offset, (int)in->whence);
+	fsh_put(&s->handles, h);
+	if (pos < 0)
+		return -errno;
+	out.offset = (uint64_t)pos;
+	return fs_out_put(o, &out, sizeof(out));
+}
+
+int fs_op_copy_file_range(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	const struct fuse_copy_file_range_in *in = &r->in.copy_file_range;
+	struct fsh_handle *hin, *hout;
+	struct fuse_write_out out = { 0 };
+	off_t off_in, off_out;
+	ssize_t n;
+	int err = 0;
+
+	if (s->readonly)
+		return -EROFS;
+	if (in->off_in > INT64_MAX || in->off_out > INT64_MAX || in->flags)
+		return -EINVAL;
+	hin = fsh_get(&s->handles, in->fh_in, false);
+	hout = fsh_get(&s->handles, in->fh_out, false);
+	if (!hin || !hout) {
+		err = -EBADF;
+		goto out;
+	}
+	off_in = (off_t)in->off_in;
+	off_out = (off_t)in->off_out;
+	/* The reply's size is 32 bits: copy at most 1 GiB per request, the guest loops. */
+	n = copy_file_range(hin->fd, &off_in, hout->fd, &off_out,
+			    in->len > (1u << 30) ? (1u << 30) : (size_t)in->len, 0);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	out.size = (uint32_t)n;
+	err = fs_out_put(o, &out, sizeof(out));
+out:
+	fsh_put(&s->handles, hin);
+	fsh_put(&s->handles, hout);
+	return err;
+}
+
+int fs_io_begin(struct fs_server *s, const struct fuse_req *r, struct fsh_handle **hp)
+{
+	bool is_write = r->hdr.opcode == FUSE_WRITE;
+	struct fsh_handle *h;
+	uint64_t off;
+	uint32_t size;
+	int err;
+
+	if (r->hdr.opcode != FUSE_READ && !is_write)
+		return -EINVAL;
+	err = fs_thread_prepare(s);
+	if (err)
+		return err;
+	if (!__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
+		return -EIO;
+	if (is_write && s->readonly)
+		return -EROFS;
+	off = is_write ? r->in.write.offset : r->in.read.offset;
+	size = is_write ? r->in.write.size : r->in.read.size;
+	if (size > FS_MAX_IO || off > INT64_MAX || off + size > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	h = fsh_get(&s->handles, is_write ? r->in.write.fh : r->in.read.fh, false);
+	if (!h)
+		return -EBADF;
+	if (is_write && (r->in.write.write_flags & FUSE_WRITE_KILL_SUIDGID)) {
+		/* The writer lacks CAP_FSETID in the guest: drop the bits before the data lands. As
+		   root we clear them with our own identity (the caller may not own the file). */
+		err = fs_creds_enter(s, 0, 0);
+		if (!err)
+			err = fs_kill_priv(h->fd);
+		if (err) {
+			fsh_put(&s->handles, h);
+			return err;
+		}
+	}
+	*hp = h;
+	return 0;
+}
+
+void fs_io_end(struct fs_server *s, struct fsh_handle *h)
+{
+	fsh_put(&s->handles, h);
+}
+
+int fs_op_read(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
+{
+	struct fsh_handle *h;
+	size_t want = r->in.read.size;
+	ssize_t n;
+	void *p;
+	int err = fs_io_begin(s, r, &h);
+
+	if (err)
+		return err;
+	if (want > o->cap - o->len)
+		want = o->cap - o->len;
+	p = fs_out_reserve(o, want);
+	n = pread(h->fd, p, want, (off_t)r->in.read.offset);
+	fs_io_end(s, h);
+	if (n < 0)
+		return -errno;
+	o->len -= want - (size_t)n;
+	return 0;
+}
+
+int fs_op_write(struct fs_server *s, const struct fuse_req *r, const void *reqbuf, size_t have,
+		struct fs_out *o)
+{
+	struct fuse_write_out out = { 0 };
+	struct fsh_handle *h;
+	ssize_t n;
+	int err;
+
+	if (have < r->write_off + r->in.write.size)
+		return -EIO; /* the payload was left in guest memory: fs_io_begin's caller writes it */
+	err = fs_io_begin(s, r, &h);
+	if (err)
+		return err;
+	n = pwrite(h->fd, (const char *)reqbuf + r->write_off, r->in.write.size,
+		   (off_t)r->in.write.offset);
+	fs_io_end(s, h);
+	if (n < 0)
+		return -errno;
+	out.size = (uint32_t)n;
+	return fs_out_put(o, &out, sizeof(out));
+}

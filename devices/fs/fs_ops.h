@@ -1,0 +1,145 @@
+/* fs_ops.h: what the passthrough server's files share: the reply buffer, attribute and name helpers. */
+#ifndef RINGVM_FS_OPS_H
+#define RINGVM_FS_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "devices/fs/fs_server.h"
+
+/* A reply being built: fuse_out_header at buf[0], body after it; len counts both. */
+struct fs_out {
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+};
+
+/* Room for n more body bytes, or NULL when the guest's reply buffer is too small (-> ERANGE/EIO). */
+static inline void *fs_out_reserve(struct fs_out *o, size_t n)
+{
+	void *p;
+
+	if (n > o->cap - o->len)
+		return NULL;
+	p = o->buf + o->len;
+	memset(p, 0, n);
+	o->len += n;
+	return p;
+}
+
+/* Append a fixed reply struct; -EIO (never a truncated reply) if it does not fit. */
+static inline int fs_out_put(struct fs_out *o, const void *src, size_t n)
+{
+	void *p = fs_out_reserve(o, n);
+
+	if (!p)
+		return -EIO;
+	memcpy(p, src, n);
+	return 0;
+}
+
+/* "/proc/self/fd/N"-relative name of an fd, for openat(s->proc_fd, ...) and path-based calls. */
+struct fs_fdname {
+	char s[16];
+};
+void fs_fdname(struct fs_fdname *n, int fd);
+/* Absolute "/proc/self/fd/N" path (xattr calls that have no *at form). */
+struct fs_fdpath {
+	char s[32];
+};
+void fs_fdpath(struct fs_fdpath *p, int fd);
+
+/* Timeouts for the cache mode. */
+void fs_entry_timeout(const struct fs_server *s, uint64_t *sec, uint32_t *nsec);
+
+/* struct stat -> fuse_attr (rdev in the kernel's new_encode_dev form). */
+void fs_fill_attr(const struct stat *st, struct fuse_attr *a);
+
+/* stat of an inode through its O_PATH fd, never following a symlink. */
+__attribute__((warn_unused_result)) int fs_stat_inode(const struct fsi_inode *ino, struct stat *st);
+
+/*
+ * Refuse names the decoder let through that are not a plain entry under a directory: "." and "..".
+ * With '/' refused by the decoder, every *at() call on (parent fd, name) stays in the parent.
+ */
+__attribute__((warn_unused_result)) int fs_check_entry_name(const char *name);
+
+/*
+ * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
+ * Fills eo (nlookup + 1 on the inode) or returns -errno. *out, when not NULL, gets the inode with a
+ * reference.
+ */
+__attribute__((warn_unused_result)) int fs_lookup_entry(struct fs_server *s, int parent_fd,
+							const char *name,
+							struct fuse_entry_out *eo,
+							struct fsi_inode **out);
+
+/* Open the inode behind an O_PATH fd with real flags, via /proc/self/fd (no symlink is followed:
+   the fd is a regular file or directory, checked by the caller). */
+__attribute__((warn_unused_result)) int fs_reopen(struct fs_server *s, const struct fsi_inode *ino,
+						  int flags);
+
+/* Clear setuid, setgid (if group-executable) and security.capability, as the kernel does on a
+   write/truncate by someone without CAP_FSETID (FUSE_HANDLE_KILLPRIV_V2). fd: a real open fd. */
+__attribute__((warn_unused_result)) int fs_kill_priv(int fd);
+
+/*
+ * FOPEN_* for an open file by cache mode: never = direct I/O (no guest page cache); auto and always
+ * keep the page cache across opens (auto relies on FUSE_AUTO_INVAL_DATA to drop it when the host
+ * file's mtime or size changed).
+ */
+static inline uint32_t fs_open_flags(const struct fs_server *s)
+{
+	return s->cache == FS_CACHE_NEVER ? FOPEN_DIRECT_IO : FOPEN_KEEP_CACHE;
+}
+
+/* Session flags helper. */
+static inline int fs_has_flag(const struct fs_server *s, uint64_t flag)
+{
+	return (s->flags & flag) != 0;
+}
+
+/* The operations, by file. Each returns 0 with its reply body in o, or -errno. */
+int fs_op_getattr(struct fs_server *s, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_readlink(struct fsi_inode *ino, struct fs_out *o);
+int fs_op_statfs(struct fsi_inode *ino, struct fs_out *o);
+int fs_op_access(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino);
+
+int fs_op_mknod(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_mkdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_symlink(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_link(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_unlink(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_rmdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+
+int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_release(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_flush(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_fsync(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_fallocate(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_lseek(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_copy_file_range(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_read(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_write(struct fs_server *s, const struct fuse_req *r, const void *reqbuf, size_t have,
+		struct fs_out *o);
+
+int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, struct fs_out *o);
+int fs_op_releasedir(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+int fs_op_fsyncdir(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
+
+int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+
+/* Per-request credentials (fs_creds.c): act as the request's uid/gid when root. */
+__attribute__((warn_unused_result)) int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid);
+
+#endif

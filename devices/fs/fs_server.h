@@ -1,0 +1,91 @@
+/* fs_server.h: the FUSE passthrough server over one host directory, independent of virtio. */
+#ifndef RINGVM_FS_SERVER_H
+#define RINGVM_FS_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devices/fs/fuse_decode.h"
+#include "devices/fs/handle.h"
+#include "devices/fs/inode.h"
+
+/* Cache modes, like virtiofsd's. */
+enum fs_cache {
+	FS_CACHE_AUTO = 0, /* 1 s entry/attr timeouts; page cache kept while mtime/size are unchanged */
+	FS_CACHE_ALWAYS,   /* long timeouts, page cache always kept, symlinks cached */
+	FS_CACHE_NEVER,    /* no timeouts, direct I/O: every access reaches the host */
+};
+
+/* Largest WRITE/READ we negotiate (max_write, max_pages): 1 MiB, like virtiofsd. */
+#define FS_MAX_IO (1u << 20)
+
+/*
+ * One shared directory. Built by fs_server_create (device setup), used concurrently by every queue
+ * worker through fs_dispatch / fs_io_*; requests of different queues run in parallel. Mutable state
+ * lives in the inode and handle tables (their own locks) and in the negotiated session below
+ * (written once by INIT under init_lock, read after an acquire load of `initialized`).
+ */
+struct fs_server {
+	struct fsi_table inodes;
+	struct fsh_table handles;
+	int proc_fd;     /* O_PATH on /proc/self/fd: reopening an O_PATH fd with real access modes */
+	bool readonly;   /* every change answers EROFS */
+	bool as_root;    /* we are root: act with each request's uid/gid (setfsuid/setfsgid) */
+	enum fs_cache cache;
+
+	pthread_mutex_t init_lock;
+	int initialized; /* atomic: 0 until INIT was answered */
+	struct fuse_decode_ctx ctx;
+	uint64_t flags;  /* FUSE_* INIT flags both sides agreed */
+};
+
+/*
+ * Open host_dir (must be a directory) and set up the tables. max_fds bounds inodes + handles (each
+ * half). Returns 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int fs_server_create(struct fs_server *s, const char *host_dir,
+							 bool readonly, enum fs_cache cache,
+							 size_t max_fds);
+void fs_server_destroy(struct fs_server *s);
+
+/*
+ * Forget the session: every nodeid but the root, every open handle, the negotiated INIT. For
+ * DESTROY (the guest unmounted) and a device reset (the guest will INIT again). Any thread; requests
+ * still running finish on the inodes and handles they hold.
+ */
+void fs_server_reset(struct fs_server *s);
+
+/* Decoding context for the next request: the negotiated minor once INIT ran. Any thread. */
+void fs_server_decode_ctx(struct fs_server *s, struct fuse_decode_ctx *ctx);
+
+/*
+ * Serve one decoded request synchronously, writing the whole reply (fuse_out_header + body) into
+ * out[0 .. cap). Returns the reply length, or 0 when the opcode takes no reply (FORGET,
+ * BATCH_FORGET, INTERRUPT). READ and WRITE are served with pread/pwrite on the gathered bytes (the
+ * device uses fs_io_begin instead, to read and write guest memory directly); a WRITE whose payload
+ * was not gathered (have < total) answers EIO. cap must be at least sizeof(struct fuse_out_header).
+ * Caller: any queue worker; runs on the caller's thread with the request's credentials.
+ */
+size_t fs_dispatch(struct fs_server *s, const struct fuse_req *r, const void *reqbuf, size_t have,
+		   void *out, size_t cap);
+
+/* An error reply (header only) for request `unique`; returns its length. */
+size_t fs_reply_error(void *out, uint64_t unique, int err);
+
+/*
+ * The data path, for callers that move the bytes themselves (io_uring on guest memory):
+ * fs_io_begin checks READ/WRITE (handle, session, readonly, size <= FS_MAX_IO), applies the
+ * write's kill-suid/sgid request, and returns the open handle with a reference in *h; the caller
+ * does the I/O on (*h)->fd at the request's offset, then fs_io_end(h). Returns 0 or -errno (the
+ * reply's error). Any thread.
+ */
+__attribute__((warn_unused_result)) int fs_io_begin(struct fs_server *s, const struct fuse_req *r,
+						    struct fsh_handle **h);
+void fs_io_end(struct fs_server *s, struct fsh_handle *h);
+
+/* Per-thread setup for a worker: own umask (0) and cwd (unshare CLONE_FS), no supplementary groups
+   when root. Called lazily by fs_dispatch on each thread's first request. */
+__attribute__((warn_unused_result)) int fs_thread_prepare(struct fs_server *s);
+
+#endif

@@ -1,0 +1,55 @@
+/* handle.h: open files and directories the guest holds (FUSE fh), each an fd with a reference count. */
+#ifndef RINGVM_FS_HANDLE_H
+#define RINGVM_FS_HANDLE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * fh = generation << 32 | slot. The generation is bumped when a slot is reused, so an fh the guest
+ * already released (or made up) finds nothing. A READ in flight in io_uring holds a reference, so a
+ * RELEASE arriving on another queue meanwhile only drops the table's reference; the fd is closed
+ * when the last user puts it. At most max_handles are open at once (-ENFILE beyond).
+ *
+ * Locking: the table mutex protects slots, generations and refs. dir_lock serialises READDIR on one
+ * directory handle (its file position is the readdir cursor); the guest kernel does that already, a
+ * hostile guest sending the same fh on two queues is kept from racing us.
+ */
+struct fsh_handle {
+	int fd;
+	bool is_dir;
+	uint32_t gen;
+	unsigned int refs;
+	pthread_mutex_t dir_lock;
+};
+
+struct fsh_table {
+	pthread_mutex_t lock;
+	struct fsh_handle **slots;
+	uint32_t *gens; /* generation of each slot, kept when the slot is free */
+	uint32_t nr_slots;
+	uint32_t used;
+	uint32_t max_handles;
+	uint32_t free_hint;
+};
+
+__attribute__((warn_unused_result)) int fsh_init(struct fsh_table *t, uint32_t max_handles);
+void fsh_destroy(struct fsh_table *t);
+
+/* Enter fd (consumed: on error it is closed). Returns 0 with *fh, -ENFILE or -ENOMEM. */
+__attribute__((warn_unused_result)) int fsh_add(struct fsh_table *t, int fd, bool is_dir,
+						uint64_t *fh);
+
+/* The handle for fh with a reference, or NULL. want_dir must match the handle's kind. */
+struct fsh_handle *fsh_get(struct fsh_table *t, uint64_t fh, bool want_dir);
+void fsh_put(struct fsh_table *t, struct fsh_handle *h);
+
+/* RELEASE/RELEASEDIR: forget fh; the fd closes when the last in-flight user puts it. */
+__attribute__((warn_unused_result)) int fsh_release(struct fsh_table *t, uint64_t fh,
+						    bool want_dir);
+
+/* Release every handle (DESTROY, device reset); in-flight users keep theirs until they put it. */
+void fsh_release_all(struct fsh_table *t);
+
+#endif

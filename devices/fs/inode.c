@@ -1,0 +1,290 @@
+/* inode.c: the inode table: two hash chains, lookup counts, and a bound on O_PATH fds. */
+#include "devices/fs/inode.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
+
+#define FSI_MIN_BUCKETS 1024
+
+static size_t fsi_hash_id(uint64_t nodeid, size_t nr)
+{
+	return (size_t)((nodeid * 0x9e3779b97f4a7c15ULL) >> 17) & (nr - 1);
+}
+
+static size_t fsi_hash_key(dev_t dev, ino_t ino, size_t nr)
+{
+	uint64_t h = ((uint64_t)ino * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)dev * 0xc2b2ae3d27d4eb4fULL);
+
+	return (size_t)(h >> 17) & (nr - 1);
+}
+
+static void fsi_link(struct fsi_table *t, struct fsi_inode *ino)
+{
+	size_t a = fsi_hash_id(ino->nodeid, t->nr_buckets);
+	size_t b = fsi_hash_key(ino->dev, ino->ino, t->nr_buckets);
+
+	ino->next_by_id = t->by_id[a];
+	t->by_id[a] = ino;
+	ino->next_by_key = t->by_key[b];
+	t->by_key[b] = ino;
+}
+
+/* Double the buckets when the chains get long; on allocation failure keep the old (slower) ones. */
+static void fsi_grow(struct fsi_table *t)
+{
+	size_t nr = t->nr_buckets * 2, i;
+	struct fsi_inode **id = calloc(nr, sizeof(*id));
+	struct fsi_inode **key = calloc(nr, sizeof(*key));
+	struct fsi_inode **old = t->by_id;
+	size_t old_nr = t->nr_buckets;
+
+	if (!id || !key) {
+		free(id);
+		free(key);
+		return;
+	}
+	free(t->by_key);
+	t->by_id = id;
+	t->by_key = key;
+	t->nr_buckets = nr;
+	for (i = 0; i < old_nr; i++) {
+		struct fsi_inode *ino = old[i], *next;
+
+		for (; ino; ino = next) {
+			next = ino->next_by_id;
+			fsi_link(t, ino);
+		}
+	}
+	free(old);
+}
+
+static void fsi_unlink(struct fsi_table *t, struct fsi_inode *ino)
+{
+	struct fsi_inode **pp;
+
+	for (pp = &t->by_id[fsi_hash_id(ino->nodeid, t->nr_buckets)]; *pp; pp = &(*pp)->next_by_id) {
+		if (*pp == ino) {
+			*pp = ino->next_by_id;
+			break;
+		}
+	}
+	for (pp = &t->by_key[fsi_hash_key(ino->dev, ino->ino, t->nr_buckets)]; *pp;
+	     pp = &(*pp)->next_by_key) {
+		if (*pp == ino) {
+			*pp = ino->next_by_key;
+			break;
+		}
+	}
+	t->count--;
+}
+
+int fsi_init(struct fsi_table *t, int root_fd, size_t max_inodes)
+{
+	struct stat st;
+	int err;
+
+	if (fstat(root_fd, &st) < 0)
+		return -errno;
+	t->nr_buckets = FSI_MIN_BUCKETS;
+	t->by_id = calloc(t->nr_buckets, sizeof(*t->by_id));
+	t->by_key = calloc(t->nr_buckets, sizeof(*t->by_key));
+	t->root = calloc(1, sizeof(*t->root));
+	if (!t->by_id || !t->by_key || !t->root) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = -pthread_mutex_init(&t->lock, NULL);
+	if (err)
+		goto fail;
+	t->count = 1;
+	t->max_inodes = max_inodes < 2 ? 2 : max_inodes;
+	t->next_nodeid = FUSE_ROOT_ID + 1;
+	t->root->nodeid = FUSE_ROOT_ID;
+	t->root->dev = st.st_dev;
+	t->root->ino = st.st_ino;
+	t->root->fd = root_fd;
+	t->root->type = st.st_mode & S_IFMT;
+	t->root->nlookup = 1; /* the guest's mount; FORGET never takes the root below this */
+	fsi_link(t, t->root);
+	return 0;
+fail:
+	free(t->by_id);
+	free(t->by_key);
+	free(t->root);
+	return err;
+}
+
+void fsi_destroy(struct fsi_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_buckets; i++) {
+		struct fsi_inode *ino = t->by_id[i], *next;
+
+		for (; ino; ino = next) {
+			next = ino->next_by_id;
+			close(ino->fd);
+			free(ino);
+		}
+	}
+	free(t->by_id);
+	free(t->by_key);
+	pthread_mutex_destroy(&t->lock);
+}
+
+static struct fsi_inode *fsi_find_id(struct fsi_table *t, uint64_t nodeid)
+{
+	struct fsi_inode *ino = t->by_id[fsi_hash_id(nodeid, t->nr_buckets)];
+
+	while (ino && ino->nodeid != nodeid)
+		ino = ino->next_by_id;
+	return ino;
+}
+
+struct fsi_inode *fsi_get(struct fsi_table *t, uint64_t nodeid)
+{
+	struct fsi_inode *ino;
+
+	pthread_mutex_lock(&t->lock);
+	ino = fsi_find_id(t, nodeid);
+	if (ino)
+		ino->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return ino;
+}
+
+void fsi_ref(struct fsi_table *t, struct fsi_inode *ino)
+{
+	pthread_mutex_lock(&t->lock);
+	ino->refs++;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Called with the lock held: unlink a dead inode and return it for closing outside the lock. */
+static struct fsi_inode *fsi_reap(struct fsi_table *t, struct fsi_inode *ino)
+{
+	if (ino->refs || ino->nlookup || ino == t->root)
+		return NULL;
+	fsi_unlink(t, ino);
+	return ino;
+}
+
+static void fsi_free(struct fsi_inode *dead)
+{
+	if (dead) {
+		close(dead->fd);
+		free(dead);
+	}
+}
+
+void fsi_put(struct fsi_table *t, struct fsi_inode *ino)
+{
+	struct fsi_inode *dead;
+
+	if (!ino)
+		return;
+	pthread_mutex_lock(&t->lock);
+	ino->refs--;
+	dead = fsi_reap(t, ino);
+	pthread_mutex_unlock(&t->lock);
+	fsi_free(dead);
+}
+
+int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_inode **out)
+{
+	struct fsi_inode *ino, *fresh;
+
+	/* Allocate before locking; most lookups of a known inode then just free it. */
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&t->lock);
+	ino = t->by_key[fsi_hash_key(st->st_dev, st->st_ino, t->nr_buckets)];
+	while (ino && !(ino->dev == st->st_dev && ino->ino == st->st_ino))
+		ino = ino->next_by_key;
+	if (ino) {
+		ino->nlookup++;
+		ino->refs++;
+		pthread_mutex_unlock(&t->lock);
+		free(fresh);
+		close(fd); /* we already hold this inode open */
+		*out = ino;
+		return 0;
+	}
+	if (t->count >= t->max_inodes) {
+		pthread_mutex_unlock(&t->lock);
+		free(fresh);
+		close(fd);
+		return -ENFILE;
+	}
+	fresh->nodeid = t->next_nodeid++;
+	fresh->dev = st->st_dev;
+	fresh->ino = st->st_ino;
+	fresh->fd = fd;
+	fresh->type = st->st_mode & S_IFMT;
+	fresh->nlookup = 1;
+	fresh->refs = 1;
+	if (t->count >= t->nr_buckets)
+		fsi_grow(t);
+	fsi_link(t, fresh);
+	t->count++;
+	pthread_mutex_unlock(&t->lock);
+	*out = fresh;
+	return 0;
+}
+
+void fsi_forget(struct fsi_table *t, uint64_t nodeid, uint64_t n)
+{
+	struct fsi_inode *ino, *dead = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	ino = fsi_find_id(t, nodeid);
+	if (ino && ino != t->root) {
+		/* A guest that forgets more than it looked up is wrong; clamp instead of wrapping. */
+		ino->nlookup = n > ino->nlookup ? 0 : ino->nlookup - n;
+		dead = fsi_reap(t, ino);
+	}
+	pthread_mutex_unlock(&t->lock);
+	fsi_free(dead);
+}
+
+size_t fsi_count(struct fsi_table *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void fsi_forget_all(struct fsi_table *t)
+{
+	struct fsi_inode *dead = NULL, *ino, *next;
+	size_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nr_buckets; i++) {
+		for (ino = t->by_id[i]; ino; ino = next) {
+			next = ino->next_by_id;
+			if (ino == t->root)
+				continue;
+			ino->nlookup = 0;
+			if (fsi_reap(t, ino)) {
+				/* Unlinked from both chains: reuse next_by_id for the free list. */
+				ino->next_by_id = dead;
+				dead = ino;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	for (; dead; dead = next) {
+		next = dead->next_by_id;
+		fsi_free(dead);
+	}
+}

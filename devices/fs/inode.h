@@ -1,0 +1,93 @@
+/* inode.h: the table of host inodes the guest knows, keyed by (dev, ino), each holding an O_PATH fd. */
+#ifndef RINGVM_FS_INODE_H
+#define RINGVM_FS_INODE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Every inode the guest kernel holds a reference to (a FUSE nodeid) is one struct fsi_inode with an
+ * O_PATH fd on the host inode, so a name the guest resolves later is always looked up relative to
+ * the same directory, whatever happens to paths on the host.
+ *
+ * Two counts decide its life:
+ *   nlookup  references the guest kernel holds: +1 for every successful LOOKUP-like reply (LOOKUP,
+ *            MKNOD, MKDIR, SYMLINK, LINK, CREATE, each READDIRPLUS entry), -n on FORGET/BATCH_FORGET.
+ *   refs     requests of ours using it right now (fsi_get .. fsi_put), on any queue's thread.
+ * The inode (and its fd) is freed when both are 0. nodeids are never reused (a 64-bit counter), so a
+ * stale or guessed nodeid from the guest finds nothing instead of someone else's inode.
+ *
+ * Bound on open fds: at most `max_inodes` inodes exist at once (each one fd); a lookup beyond it
+ * fails with -ENFILE. The guest kernel forgets inodes it evicts from its cache, so this bounds a
+ * workload of millions of lookups without leaking: the count only grows with what the guest holds.
+ * The device sets max_inodes from RLIMIT_NOFILE (raised to its hard limit at creation).
+ *
+ * Locking: one mutex per table protects both hash tables, nlookup and refs; it is held for a hash
+ * lookup or insert only, never across a system call other than close() of a losing duplicate fd.
+ * The fields fd, nodeid, dev, ino and type are immutable while the inode is reachable.
+ */
+struct fsi_inode {
+	uint64_t nodeid;
+	dev_t dev;
+	ino_t ino;
+	int fd;      /* O_PATH|O_NOFOLLOW on the host inode */
+	mode_t type; /* S_IFMT bits: the type of an inode never changes */
+	uint64_t nlookup;
+	unsigned int refs;
+	struct fsi_inode *next_by_id;
+	struct fsi_inode *next_by_key;
+};
+
+struct fsi_table {
+	pthread_mutex_t lock;
+	struct fsi_inode **by_id;  /* chained hash on nodeid */
+	struct fsi_inode **by_key; /* chained hash on (dev, ino) */
+	size_t nr_buckets;         /* power of two, both tables */
+	size_t count;
+	size_t max_inodes;
+	uint64_t next_nodeid;
+	struct fsi_inode *root;
+};
+
+/*
+ * Make a table whose root (nodeid FUSE_ROOT_ID) is root_fd (an O_PATH directory fd, now owned by the
+ * table). The root is never forgotten. Returns 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int fsi_init(struct fsi_table *t, int root_fd,
+						 size_t max_inodes);
+
+/* Close every fd and free everything. No request may be running. */
+void fsi_destroy(struct fsi_table *t);
+
+/* The inode for a nodeid the guest sent, with a reference (fsi_put it), or NULL if unknown. */
+struct fsi_inode *fsi_get(struct fsi_table *t, uint64_t nodeid);
+
+/* Take another reference on an inode we already hold. */
+void fsi_ref(struct fsi_table *t, struct fsi_inode *ino);
+
+void fsi_put(struct fsi_table *t, struct fsi_inode *ino);
+
+/*
+ * The guest learns about a host inode: fd is an O_PATH fd on it (consumed: kept or closed), st its
+ * stat. Finds the existing inode for (st_dev, st_ino) or makes one, adds 1 to nlookup, and returns
+ * it with a reference. -ENFILE beyond max_inodes, -ENOMEM.
+ */
+__attribute__((warn_unused_result)) int fsi_learn(struct fsi_table *t, int fd,
+						  const struct stat *st, struct fsi_inode **out);
+
+/* FORGET: the guest drops n references to nodeid. Unknown nodeids and n too large are ignored. */
+void fsi_forget(struct fsi_table *t, uint64_t nodeid, uint64_t n);
+
+/*
+ * The guest unmounted (DESTROY) or the device was reset: it holds no nodeid any more. Every inode
+ * but the root loses its lookups; those no request is using are freed now, the others when their
+ * last request puts them.
+ */
+void fsi_forget_all(struct fsi_table *t);
+
+/* Inodes in the table now (tests, statistics). */
+size_t fsi_count(struct fsi_table *t);
+
+#endif

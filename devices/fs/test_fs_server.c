@@ -1,0 +1,793 @@
+/* test_fs_server.c: the passthrough server driven with FUSE request buffers over a temp directory. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "devices/fs/fs_server.h"
+#include "tests/unit/tap.h"
+
+static struct fs_server srv;
+static char root[64], outside[128];
+static unsigned char req[256 * 1024], rep[256 * 1024];
+static size_t rep_len;
+static size_t rep_cap = sizeof(rep); /* the guest's reply buffer; tests shrink it */
+static uint32_t cur_uid, cur_gid;
+
+/* Send one request (header + body) and return the reply's error (0, -errno) or 1 for no reply. */
+static int call(uint32_t op, uint64_t nodeid, const void *body, size_t blen)
+{
+	struct fuse_in_header h = { .len = (uint32_t)(sizeof(h) + blen), .opcode = op,
+				    .unique = 7, .nodeid = nodeid, .uid = cur_uid, .gid = cur_gid };
+	struct fuse_decode_ctx ctx;
+	struct fuse_out_header oh;
+	struct fuse_req r;
+	int err;
+
+	memcpy(req, &h, sizeof(h));
+	if (blen)
+		memcpy(req + sizeof(h), body, blen);
+	fs_server_decode_ctx(&srv, &ctx);
+	err = fuse_decode(req, h.len, h.len, &ctx, &r);
+	if (err)
+		return err;
+	rep_len = fs_dispatch(&srv, &r, req, h.len, rep, rep_cap);
+	if (rep_len == 0)
+		return 1;
+	memcpy(&oh, rep, sizeof(oh));
+	if (oh.len != rep_len || oh.unique != 7)
+		return -1000; /* a broken reply */
+	return oh.error;
+}
+
+static void *body(void)
+{
+	return rep + sizeof(struct fuse_out_header);
+}
+
+/* name op: fixed struct + NUL-terminated name(s). */
+static int call_named(uint32_t op, uint64_t nodeid, const void *fixed, size_t flen, const char *n1,
+		      const char *n2)
+{
+	unsigned char b[8192];
+	size_t len = flen;
+
+	if (flen)
+		memcpy(b, fixed, flen);
+	memcpy(b + len, n1, strlen(n1) + 1);
+	len += strlen(n1) + 1;
+	if (n2) {
+		memcpy(b + len, n2, strlen(n2) + 1);
+		len += strlen(n2) + 1;
+	}
+	return call(op, nodeid, b, len);
+}
+
+static int64_t lookup(uint64_t parent, const char *name)
+{
+	int err = call_named(FUSE_LOOKUP, parent, NULL, 0, name, NULL);
+
+	return err ? err : (int64_t)((struct fuse_entry_out *)body())->nodeid;
+}
+
+static int64_t mkdir_(uint64_t parent, const char *name, uint32_t mode)
+{
+	struct fuse_mkdir_in in = { .mode = mode };
+	int err = call_named(FUSE_MKDIR, parent, &in, sizeof(in), name, NULL);
+
+	return err ? err : (int64_t)((struct fuse_entry_out *)body())->nodeid;
+}
+
+/* CREATE: returns the fh, *nodeid gets the inode. */
+static int64_t create(uint64_t parent, const char *name, uint32_t flags, uint32_t mode,
+		      uint64_t *nodeid)
+{
+	struct fuse_create_in in = { .flags = flags, .mode = mode };
+	int err = call_named(FUSE_CREATE, parent, &in, sizeof(in), name, NULL);
+
+	if (err)
+		return err;
+	if (nodeid)
+		*nodeid = ((struct fuse_entry_out *)body())->nodeid;
+	return (int64_t)((struct fuse_open_out *)((char *)body() + sizeof(struct fuse_entry_out)))->fh;
+}
+
+static int64_t open_(uint64_t nodeid, uint32_t flags)
+{
+	struct fuse_open_in in = { .flags = flags };
+	int err = call(FUSE_OPEN, nodeid, &in, sizeof(in));
+
+	return err ? err : (int64_t)((struct fuse_open_out *)body())->fh;
+}
+
+static int write_(uint64_t nodeid, uint64_t fh, uint64_t off, const char *data, uint32_t flags)
+{
+	unsigned char b[4096];
+	struct fuse_write_in in = { .fh = fh, .offset = off, .size = (uint32_t)strlen(data),
+				    .write_flags = flags };
+	int err;
+
+	memcpy(b, &in, sizeof(in));
+	memcpy(b + sizeof(in), data, in.size);
+	err = call(FUSE_WRITE, nodeid, b, sizeof(in) + in.size);
+	return err ? err : (int)((struct fuse_write_out *)body())->size;
+}
+
+static int read_(uint64_t nodeid, uint64_t fh, uint64_t off, uint32_t size, char *out)
+{
+	struct fuse_read_in in = { .fh = fh, .offset = off, .size = size };
+	int err = call(FUSE_READ, nodeid, &in, sizeof(in));
+	size_t n = rep_len - sizeof(struct fuse_out_header);
+
+	if (err)
+		return err;
+	memcpy(out, body(), n);
+	out[n] = '\0';
+	return (int)n;
+}
+
+static int getattr(uint64_t nodeid, struct fuse_attr *a)
+{
+	struct fuse_getattr_in in = { 0 };
+	int err = call(FUSE_GETATTR, nodeid, &in, sizeof(in));
+
+	if (!err)
+		*a = ((struct fuse_attr_out *)body())->attr;
+	return err;
+}
+
+static int release(uint64_t nodeid, uint64_t fh, bool dir)
+{
+	struct fuse_release_in in = { .fh = fh };
+
+	return call(dir ? FUSE_RELEASEDIR : FUSE_RELEASE, nodeid, &in, sizeof(in));
+}
+
+static void forget(uint64_t nodeid, uint64_t n)
+{
+	struct fuse_forget_in in = { .nlookup = n };
+
+	(void)call(FUSE_FORGET, nodeid, &in, sizeof(in));
+}
+
+static char *hp(const char *rel)
+{
+	static char p[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", root, rel);
+	return p[i];
+}
+
+static int server(bool ro, size_t max_fds)
+{
+	struct fuse_init_in in = { .major = 7, .minor = 38, .max_readahead = 65536,
+				   .flags = FUSE_HANDLE_KILLPRIV_V2 | FUSE_MAX_PAGES |
+					    FUSE_DO_READDIRPLUS | FUSE_POSIX_LOCKS | FUSE_INIT_EXT };
+	int err = fs_server_create(&srv, root, ro, FS_CACHE_AUTO, max_fds);
+
+	if (err)
+		return err;
+	return call(FUSE_INIT, 0, &in, sizeof(in));
+}
+
+static void test_init(void)
+{
+	struct fuse_init_in in = { .major = 7, .minor = 38,
+				   .flags = FUSE_HANDLE_KILLPRIV_V2 | FUSE_POSIX_LOCKS |
+					    FUSE_MAX_PAGES | FUSE_INIT_EXT };
+	struct fuse_init_out *out;
+	struct fuse_attr a;
+
+	TAP_CHECK(fs_server_create(&srv, root, false, FS_CACHE_AUTO, 4096) == 0, "server created");
+	TAP_CHECK(getattr(FUSE_ROOT_ID, &a) == -EIO, "requests before INIT answer EIO");
+	TAP_CHECK(call(FUSE_INIT, 0, &in, sizeof(in)) == 0, "INIT answered");
+	out = body();
+	TAP_CHECK(out->major == 7 && out->minor == 38 && out->max_write == FS_MAX_IO &&
+			  out->max_pages == FS_MAX_IO / 4096,
+		  "INIT: 7.38, max_write 1 MiB, max_pages 256");
+	TAP_CHECK((out->flags & FUSE_HANDLE_KILLPRIV_V2) && !(out->flags & FUSE_POSIX_LOCKS),
+		  "INIT: killpriv v2 agreed, POSIX locks left to the guest");
+	in.minor = 31;
+	TAP_CHECK(call(FUSE_INIT, 0, &in, sizeof(in)) == 0 && ((struct fuse_init_out *)body())->minor == 31,
+		  "INIT from a 7.31 kernel answers 7.31");
+	in.minor = 38;
+	TAP_CHECK(call(FUSE_INIT, 0, &in, sizeof(in)) == 0, "re-INIT at 7.38");
+	in.major = 6;
+	TAP_CHECK(call(FUSE_INIT, 0, &in, sizeof(in)) == -EPROTO, "INIT major 6 refused");
+	TAP_CHECK(getattr(FUSE_ROOT_ID, &a) == 0 && S_ISDIR(a.mode), "GETATTR of the root");
+	TAP_CHECK(getattr(999999, &a) == -ESTALE, "unknown nodeid -> ESTALE");
+	TAP_CHECK(call(FUSE_GETLK, 1, (struct fuse_lk_in[1]){ { 0 } }, sizeof(struct fuse_lk_in)) ==
+			  -ENOSYS,
+		  "GETLK -> documented ENOSYS");
+	TAP_CHECK(call(FUSE_STATFS, 1, NULL, 0) == 0 &&
+			  ((struct fuse_statfs_out *)body())->st.bsize > 0,
+		  "STATFS");
+	TAP_CHECK(call(FUSE_SYNCFS, 1, (uint64_t[1]){ 0 }, 8) == 0, "SYNCFS");
+}
+
+static void test_files(void)
+{
+	char buf[256];
+	struct fuse_attr a;
+	struct stat st;
+	int64_t d, fh;
+	uint64_t f;
+	int fd;
+
+	d = mkdir_(1, "d", 0750);
+	TAP_CHECK(d > 1 && stat(hp("d"), &st) == 0 && (st.st_mode & 07777) == 0750,
+		  "MKDIR: host dir with the guest's mode");
+	fh = create((uint64_t)d, "f", O_RDWR, 0640, &f);
+	TAP_CHECK(fh >= 0 && stat(hp("d/f"), &st) == 0 && (st.st_mode & 07777) == 0640,
+		  "CREATE: host file with mode 0640");
+	TAP_CHECK(write_(f, (uint64_t)fh, 0, "hello world", 0) == 11, "WRITE 11 bytes");
+	TAP_CHECK(read_(f, (uint64_t)fh, 6, 100, buf) == 5 && !strcmp(buf, "world"), "READ back");
+	fd = open(hp("d/f"), O_RDONLY);
+	TAP_CHECK(fd >= 0 && pread(fd, buf, 11, 0) == 11 && !memcmp(buf, "hello world", 11),
+		  "host sees the written bytes");
+	close(fd);
+	{
+		struct fuse_setattr_in in = { .valid = FATTR_SIZE, .size = 5 };
+
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 &&
+				  ((struct fuse_attr_out *)body())->attr.size == 5 &&
+				  stat(hp("d/f"), &st) == 0 && st.st_size == 5,
+			  "SETATTR size truncates on the host");
+		in.valid = FATTR_MODE;
+		in.mode = 0604;
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("d/f"), &st) == 0 &&
+				  (st.st_mode & 07777) == 0604,
+			  "SETATTR mode");
+		in.valid = FATTR_ATIME | FATTR_MTIME;
+		in.atime = 1000;
+		in.mtime = 2000;
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("d/f"), &st) == 0 &&
+				  st.st_mtime == 2000 && st.st_atime == 1000,
+			  "SETATTR times");
+		in.valid = FATTR_FH | FATTR_SIZE;
+		in.fh = 0xdead;
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == -EBADF, "SETATTR with a bad fh");
+	}
+	/* Append through O_APPEND and the kernel's offsets. */
+	TAP_CHECK(write_(f, (uint64_t)fh, 5, "!", 0) == 1 && getattr(f, &a) == 0 && a.size == 6,
+		  "WRITE at EOF extends, GETATTR sees it");
+	{
+		struct fuse_fsync_in in = { .fh = (uint64_t)fh };
+
+		TAP_CHECK(call(FUSE_FSYNC, f, &in, sizeof(in)) == 0, "FSYNC");
+		in.fsync_flags = FUSE_FSYNC_FDATASYNC;
+		TAP_CHECK(call(FUSE_FSYNC, f, &in, sizeof(in)) == 0, "FSYNC datasync");
+	}
+	{
+		struct fuse_flush_in in = { .fh = (uint64_t)fh };
+
+		TAP_CHECK(call(FUSE_FLUSH, f, &in, sizeof(in)) == 0, "FLUSH");
+	}
+	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "RELEASE");
+	TAP_CHECK(release(f, (uint64_t)fh, false) == -EBADF, "second RELEASE of the fh -> EBADF");
+	TAP_CHECK(read_(f, (uint64_t)fh, 0, 10, buf) == -EBADF, "READ on a released fh -> EBADF");
+	fh = open_(f, O_RDONLY);
+	TAP_CHECK(fh >= 0 && read_(f, (uint64_t)fh, 0, 100, buf) == 6 && !strcmp(buf, "hello!"),
+		  "OPEN read-only and READ");
+	TAP_CHECK(write_(f, (uint64_t)fh, 0, "x", 0) == -EBADF, "WRITE on a read-only fh fails");
+	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "RELEASE again");
+	TAP_CHECK(open_((uint64_t)d, O_RDONLY) == -EISDIR, "OPEN of a directory -> EISDIR");
+	TAP_CHECK(create((uint64_t)d, "f", O_RDWR | O_EXCL, 0600, NULL) == -EEXIST,
+		  "CREATE O_EXCL on an existing file -> EEXIST");
+	fh = create((uint64_t)d, "f", O_RDWR | O_TRUNC, 0600, NULL);
+	TAP_CHECK(fh >= 0 && stat(hp("d/f"), &st) == 0 && st.st_size == 0,
+		  "CREATE without O_EXCL opens and truncates the existing file");
+	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "RELEASE the second open");
+	forget(f, 3);
+	forget((uint64_t)d, 1);
+}
+
+static void test_links_rename(void)
+{
+	struct fuse_attr a;
+	struct stat st;
+	int64_t f, g, fh;
+	uint64_t fid;
+	char buf[PATH_MAX];
+
+	fh = create(1, "a", O_RDWR, 0600, &fid);
+	f = (int64_t)fid;
+	TAP_CHECK(fh >= 0 && release(fid, (uint64_t)fh, false) == 0, "CREATE a");
+	{
+		struct fuse_link_in in = { .oldnodeid = fid };
+
+		TAP_CHECK(call_named(FUSE_LINK, 1, &in, sizeof(in), "b", NULL) == 0 &&
+				  ((struct fuse_entry_out *)body())->nodeid == fid &&
+				  ((struct fuse_entry_out *)body())->attr.nlink == 2,
+			  "LINK: same inode, nlink 2");
+		TAP_CHECK(stat(hp("b"), &st) == 0 && st.st_nlink == 2, "host sees the hard link");
+	}
+	{
+		struct fuse_rename_in in = { .newdir = 1 };
+
+		TAP_CHECK(call_named(FUSE_RENAME, 1, &in, sizeof(in), "b", "c") == 0 &&
+				  access(hp("c"), F_OK) == 0 && access(hp("b"), F_OK) != 0,
+			  "RENAME b -> c");
+	}
+	{
+		struct fuse_rename2_in in = { .newdir = 1, .flags = RENAME_NOREPLACE };
+		int fd = open(hp("e"), O_CREAT | O_WRONLY, 0600);
+
+		TAP_CHECK(fd >= 0 && write(fd, "E", 1) == 1, "host file e");
+		close(fd);
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == -EEXIST,
+			  "RENAME2 NOREPLACE onto an existing name -> EEXIST");
+		in.flags = RENAME_EXCHANGE;
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == 0 &&
+				  stat(hp("c"), &st) == 0 && st.st_size == 1,
+			  "RENAME2 EXCHANGE swaps");
+		in.flags = 4; /* RENAME_WHITEOUT */
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == -EINVAL,
+			  "RENAME2 WHITEOUT refused");
+		in.flags = 0;
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "..") == -EINVAL,
+			  "RENAME2 to '..' refused");
+	}
+	{
+		TAP_CHECK(call_named(FUSE_SYMLINK, 1, NULL, 0, "ln", "/etc/passwd") == 0 &&
+				  S_ISLNK(((struct fuse_entry_out *)body())->attr.mode),
+			  "SYMLINK created in the guest");
+		g = (int64_t)((struct fuse_entry_out *)body())->nodeid;
+		TAP_CHECK(call(FUSE_READLINK, (uint64_t)g, NULL, 0) == 0 &&
+				  rep_len - sizeof(struct fuse_out_header) == 11 &&
+				  !memcmp(body(), "/etc/passwd", 11),
+			  "READLINK returns the target");
+		/* Linux's fuse_readlink_page() offers one page less a byte: less than PATH_MAX. */
+		rep_cap = sizeof(struct fuse_out_header) + 4095;
+		TAP_CHECK(call(FUSE_READLINK, (uint64_t)g, NULL, 0) == 0 &&
+				  rep_len - sizeof(struct fuse_out_header) == 11,
+			  "READLINK fits the page-sized buffer the Linux driver offers");
+		rep_cap = sizeof(struct fuse_out_header) + 5;
+		TAP_CHECK(call(FUSE_READLINK, (uint64_t)g, NULL, 0) == -ENAMETOOLONG,
+			  "READLINK into a buffer shorter than the target: ENAMETOOLONG, never a cut path");
+		rep_cap = sizeof(rep);
+		TAP_CHECK(readlink(hp("ln"), buf, sizeof(buf)) == 11, "host sees the symlink");
+		TAP_CHECK(open_((uint64_t)g, O_RDONLY) == -EACCES,
+			  "OPEN of a guest-made symlink is refused (never followed)");
+		TAP_CHECK(lookup((uint64_t)g, "passwd") == -ENOTDIR, "LOOKUP under a symlink -> ENOTDIR");
+		forget((uint64_t)g, 1);
+	}
+	TAP_CHECK(call_named(FUSE_UNLINK, 1, NULL, 0, "e", NULL) == 0 && getattr(fid, &a) == 0 &&
+			  a.nlink == 1,
+		  "UNLINK one name: nlink back to 1");
+	TAP_CHECK(call_named(FUSE_UNLINK, 1, NULL, 0, "nonexistent", NULL) == -ENOENT,
+		  "UNLINK missing -> ENOENT");
+	TAP_CHECK(mkdir_(1, "rmme", 0700) > 0 &&
+			  call_named(FUSE_RMDIR, 1, NULL, 0, "rmme", NULL) == 0 &&
+			  access(hp("rmme"), F_OK) != 0,
+		  "RMDIR");
+	TAP_CHECK(call_named(FUSE_RMDIR, 1, NULL, 0, "a", NULL) == -ENOTDIR, "RMDIR of a file");
+	forget((uint64_t)f, 2);
+	{
+		struct fuse_mknod_in in = { .mode = S_IFIFO | 0600 };
+		int64_t fifo;
+
+		TAP_CHECK(call_named(FUSE_MKNOD, 1, &in, sizeof(in), "fifo", NULL) == 0 &&
+				  stat(hp("fifo"), &st) == 0 && S_ISFIFO(st.st_mode),
+			  "MKNOD fifo");
+		fifo = (int64_t)((struct fuse_entry_out *)body())->nodeid;
+		TAP_CHECK(open_((uint64_t)fifo, O_RDONLY) == -EACCES,
+			  "OPEN of a FIFO refused without blocking");
+		TAP_CHECK(create(1, "fifo", O_RDWR, 0600, NULL) == -EACCES,
+			  "CREATE over a FIFO refused without blocking");
+		in.mode = S_IFDIR | 0700;
+		TAP_CHECK(call_named(FUSE_MKNOD, 1, &in, sizeof(in), "dirnode", NULL) == -EINVAL,
+			  "MKNOD of a directory type refused");
+		forget((uint64_t)fifo, 2);
+	}
+}
+
+static void test_escapes(void)
+{
+	int64_t n, fh;
+	struct stat st;
+
+	TAP_CHECK(lookup(1, "..") == -EINVAL, "LOOKUP '..' at the root refused");
+	TAP_CHECK(lookup(1, ".") == -EINVAL, "LOOKUP '.' refused");
+	TAP_CHECK(call_named(FUSE_LOOKUP, 1, NULL, 0, "../etc", NULL) == -EINVAL,
+		  "LOOKUP with '/' refused by the decoder");
+	n = mkdir_(1, "sub", 0755);
+	TAP_CHECK(lookup((uint64_t)n, "..") == -EINVAL, "LOOKUP '..' below the root refused too");
+	forget((uint64_t)n, 1);
+	TAP_CHECK(symlink("/", hp("out")) == 0, "host plants a symlink to /");
+	n = lookup(1, "out");
+	TAP_CHECK(n > 0 && lookup((uint64_t)n, "etc") == -ENOTDIR,
+		  "planted symlink: lookup through it fails");
+	TAP_CHECK(open_((uint64_t)n, O_RDONLY) == -EACCES, "planted symlink: OPEN refused");
+	forget((uint64_t)n, 1);
+	TAP_CHECK(symlink(outside, hp("evil")) == 0, "host plants a symlink to a file outside");
+	TAP_CHECK(create(1, "evil", O_RDWR, 0600, NULL) == -ELOOP && stat(outside, &st) != 0,
+		  "CREATE through the planted symlink refused, nothing created outside");
+	{
+		/* Hard-linking a planted symlink links the symlink, never its outside target. */
+		struct fuse_link_in in = { .oldnodeid = (uint64_t)lookup(1, "evil") };
+		struct stat ls;
+		int fd = open(outside, O_CREAT | O_WRONLY, 0600);
+
+		close(fd);
+		TAP_CHECK(call_named(FUSE_LINK, 1, &in, sizeof(in), "evil2", NULL) == 0 &&
+				  lstat(hp("evil2"), &ls) == 0 && S_ISLNK(ls.st_mode) &&
+				  stat(outside, &st) == 0 && st.st_nlink == 1,
+			  "LINK of a planted symlink links the symlink, not the outside file");
+		unlink(outside);
+		forget(in.oldnodeid, 2);
+	}
+	TAP_CHECK(symlink("/proc/self/root", hp("magic")) == 0, "host plants a /proc magic link");
+	n = lookup(1, "magic");
+	TAP_CHECK(n > 0 && lookup((uint64_t)n, "etc") == -ENOTDIR, "magic link not followed");
+	forget((uint64_t)n, 1);
+	{
+		struct fuse_setattr_in in = { .valid = FATTR_MODE, .mode = 0777 };
+
+		n = lookup(1, "out");
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)n, &in, sizeof(in)) == -EOPNOTSUPP &&
+				  stat("/", &st) == 0 && (st.st_mode & 07777) != 0777,
+			  "chmod of a planted symlink does not reach its target");
+		forget((uint64_t)n, 1);
+	}
+	/* A directory swapped for a symlink after the guest looked it up: the guest's nodeid still
+	   means the original directory (an O_PATH fd), not the new path. */
+	n = mkdir_(1, "race", 0755);
+	TAP_CHECK(rename(hp("race"), hp("race.moved")) == 0 && symlink("/", hp("race")) == 0,
+		  "host swaps the directory for a symlink to /");
+	fh = create((uint64_t)n, "x", O_RDWR, 0600, NULL);
+	TAP_CHECK(fh >= 0 && access(hp("race.moved/x"), F_OK) == 0 && access("/x", F_OK) != 0,
+		  "CREATE under the old nodeid lands in the moved directory, not in /");
+	TAP_CHECK(release(1, (uint64_t)fh, false) == 0, "release");
+	TAP_CHECK(lookup(1, "race") > 0 && lookup((uint64_t)lookup(1, "race"), "etc") == -ENOTDIR,
+		  "new 'race' is a symlink and is not followed");
+}
+
+static void test_dirs(void)
+{
+	char name[32];
+	int64_t d, fh;
+	int i, seen = 0, plus_nodes = 0;
+	uint64_t off = 0;
+
+	d = mkdir_(1, "many", 0755);
+	for (i = 0; i < 300; i++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "many/file%03d", i);
+		fd = open(hp(name), O_CREAT | O_WRONLY, 0600);
+		close(fd);
+	}
+	{
+		struct fuse_open_in in = { 0 };
+
+		TAP_CHECK(call(FUSE_OPENDIR, (uint64_t)d, &in, sizeof(in)) == 0, "OPENDIR");
+		fh = (int64_t)((struct fuse_open_out *)body())->fh;
+	}
+	for (;;) {
+		struct fuse_read_in in = { .fh = (uint64_t)fh, .offset = off, .size = 1024 };
+		size_t pos = sizeof(struct fuse_out_header);
+
+		if (call(FUSE_READDIR, (uint64_t)d, &in, sizeof(in)) != 0 ||
+		    rep_len == sizeof(struct fuse_out_header))
+			break;
+		while (pos < rep_len) {
+			struct fuse_dirent de;
+
+			memcpy(&de, rep + pos, sizeof(de));
+			if (de.namelen > 2 || rep[pos + FUSE_NAME_OFFSET] != '.')
+				seen++;
+			off = de.off;
+			pos += FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + de.namelen);
+		}
+	}
+	TAP_CHECK(seen == 300, "READDIR in 1 KiB replies sees all 300 entries once");
+	off = 0;
+	seen = 0;
+	for (;;) {
+		struct fuse_read_in in = { .fh = (uint64_t)fh, .offset = off, .size = 4096 };
+		size_t pos = sizeof(struct fuse_out_header);
+
+		if (call(FUSE_READDIRPLUS, (uint64_t)d, &in, sizeof(in)) != 0 ||
+		    rep_len == sizeof(struct fuse_out_header))
+			break;
+		while (pos < rep_len) {
+			struct fuse_direntplus dp;
+
+			memcpy(&dp, rep + pos, sizeof(dp));
+			if (dp.entry_out.nodeid) {
+				plus_nodes++;
+				forget(dp.entry_out.nodeid, 1);
+			}
+			seen++;
+			off = dp.dirent.off;
+			pos += FUSE_DIRENTPLUS_SIZE(&dp);
+		}
+	}
+	TAP_CHECK(seen == 302 && plus_nodes == 300, "READDIRPLUS: 302 entries, 300 with lookups");
+	{
+		struct fuse_read_in in = { .fh = (uint64_t)fh, .offset = 0, .size = 10 };
+
+		TAP_CHECK(call(FUSE_READDIR, (uint64_t)d, &in, sizeof(in)) == -EINVAL,
+			  "READDIR buffer too small for one entry -> EINVAL");
+	}
+	{
+		struct fuse_fsync_in in = { .fh = (uint64_t)fh };
+
+		TAP_CHECK(call(FUSE_FSYNCDIR, (uint64_t)d, &in, sizeof(in)) == 0, "FSYNCDIR");
+	}
+	TAP_CHECK(release((uint64_t)d, (uint64_t)fh, false) == -EBADF,
+		  "RELEASE (file) of a dir handle refused");
+	TAP_CHECK(release((uint64_t)d, (uint64_t)fh, true) == 0, "RELEASEDIR");
+	forget((uint64_t)d, 1);
+}
+
+static void test_xattr_misc(void)
+{
+	int64_t fh;
+	uint64_t f;
+
+	fh = create(1, "x", O_RDWR, 0644, &f);
+	{
+		unsigned char b[64];
+		struct fuse_setxattr_in in = { .size = 3 };
+
+		/* Without FUSE_SETXATTR_EXT the body is the 8-byte compat struct. */
+		memcpy(b, &in, FUSE_COMPAT_SETXATTR_IN_SIZE);
+		memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "user.k\0abc", 10);
+		TAP_CHECK(call(FUSE_SETXATTR, f, b, FUSE_COMPAT_SETXATTR_IN_SIZE + 10) == 0,
+			  "SETXATTR user.k");
+	}
+	{
+		char v[8] = { 0 };
+
+		TAP_CHECK(getxattr(hp("x"), "user.k", v, sizeof(v)) == 3 && !memcmp(v, "abc", 3),
+			  "host sees the xattr");
+	}
+	{
+		struct fuse_getxattr_in in = { .size = 0 };
+
+		TAP_CHECK(call_named(FUSE_GETXATTR, f, &in, sizeof(in), "user.k", NULL) == 0 &&
+				  ((struct fuse_getxattr_out *)body())->size == 3,
+			  "GETXATTR size probe");
+		in.size = 64;
+		TAP_CHECK(call_named(FUSE_GETXATTR, f, &in, sizeof(in), "user.k", NULL) == 0 &&
+				  rep_len == sizeof(struct fuse_out_header) + 3,
+			  "GETXATTR value");
+		in.size = 2;
+		TAP_CHECK(call_named(FUSE_GETXATTR, f, &in, sizeof(in), "user.k", NULL) == -ERANGE,
+			  "GETXATTR small buffer -> ERANGE");
+		in.size = 64;
+		TAP_CHECK(call(FUSE_LISTXATTR, f, &in, sizeof(in)) == 0 &&
+				  memmem(body(), rep_len - sizeof(struct fuse_out_header), "user.k", 6),
+			  "LISTXATTR");
+		TAP_CHECK(call_named(FUSE_REMOVEXATTR, f, NULL, 0, "user.k", NULL) == 0 &&
+				  call_named(FUSE_GETXATTR, f, &in, sizeof(in), "user.k", NULL) == -ENODATA,
+			  "REMOVEXATTR");
+	}
+	{
+		struct fuse_fallocate_in in = { .fh = (uint64_t)fh, .offset = 1 << 20, .length = 4096 };
+		struct fuse_lseek_in ls = { .fh = (uint64_t)fh, .offset = 0, .whence = SEEK_DATA };
+		struct stat st;
+
+		TAP_CHECK(call(FUSE_FALLOCATE, f, &in, sizeof(in)) == 0 && stat(hp("x"), &st) == 0 &&
+				  st.st_size == (1 << 20) + 4096,
+			  "FALLOCATE extends");
+		TAP_CHECK(write_(f, (uint64_t)fh, 3 << 20, "z", 0) == 1, "sparse write at 3 MiB");
+		TAP_CHECK(call(FUSE_LSEEK, f, &ls, sizeof(ls)) == 0 &&
+				  ((struct fuse_lseek_out *)body())->offset >= (1 << 20),
+			  "LSEEK SEEK_DATA skips the hole");
+		ls.whence = SEEK_HOLE;
+		TAP_CHECK(call(FUSE_LSEEK, f, &ls, sizeof(ls)) == 0 &&
+				  ((struct fuse_lseek_out *)body())->offset == 0,
+			  "LSEEK SEEK_HOLE at 0");
+		ls.whence = SEEK_END;
+		TAP_CHECK(call(FUSE_LSEEK, f, &ls, sizeof(ls)) == -EINVAL, "LSEEK SEEK_END refused");
+	}
+	{
+		uint64_t g;
+		int64_t gh = create(1, "y", O_RDWR, 0644, &g);
+		struct fuse_copy_file_range_in in = { .fh_in = (uint64_t)fh, .off_in = 3 << 20,
+						      .nodeid_out = g, .fh_out = (uint64_t)gh,
+						      .off_out = 0, .len = 1 };
+		char buf[8];
+
+		TAP_CHECK(call(FUSE_COPY_FILE_RANGE, f, &in, sizeof(in)) == 0 &&
+				  ((struct fuse_write_out *)body())->size == 1 &&
+				  read_(g, (uint64_t)gh, 0, 4, buf) == 1 && buf[0] == 'z',
+			  "COPY_FILE_RANGE");
+		TAP_CHECK(release(g, (uint64_t)gh, false) == 0, "release y");
+		forget(g, 1);
+	}
+	{
+		struct fuse_access_in in = { .mask = R_OK | W_OK };
+
+		TAP_CHECK(call(FUSE_ACCESS, f, &in, sizeof(in)) == 0, "ACCESS rw on own file");
+	}
+	/* Kill setuid on a write that asks for it (killpriv v2). */
+	{
+		struct stat st;
+
+		TAP_CHECK(chmod(hp("x"), 04755) == 0 &&
+				  write_(f, (uint64_t)fh, 0, "q", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+				  stat(hp("x"), &st) == 0 && (st.st_mode & 07777) == 0755,
+			  "WRITE with KILL_SUIDGID clears setuid");
+		TAP_CHECK(chmod(hp("x"), 02775) == 0, "setgid + group exec");
+		{
+			struct fuse_setattr_in in = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 1 };
+
+			TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 &&
+					  stat(hp("x"), &st) == 0 && (st.st_mode & 07777) == 0775,
+				  "truncate with KILL_SUIDGID clears setgid");
+		}
+	}
+	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release x");
+	forget(f, 1);
+}
+
+static void test_creds(void)
+{
+	struct stat st;
+	int64_t fh, d;
+	uint64_t f;
+
+	if (geteuid() != 0) {
+		printf("# not root: credential tests skipped\n");
+		return;
+	}
+	d = mkdir_(1, "pub", 0777);
+	cur_uid = 1234;
+	cur_gid = 5678;
+	fh = create((uint64_t)d, "mine", O_RDWR, 0600, &f);
+	if (fh < 0)
+		printf("# create as 1234: %s\n", strerror((int)-fh));
+	TAP_CHECK(fh >= 0 && stat(hp("pub/mine"), &st) == 0 && st.st_uid == 1234 && st.st_gid == 5678,
+		  "file created by guest uid 1234 is owned by 1234:5678 on the host");
+	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release");
+	TAP_CHECK(mkdir_(1, "notmine", 0755) == -EACCES,
+		  "uid 1234 cannot create in a root-owned 0755 directory");
+	{
+		struct fuse_setattr_in in = { .valid = FATTR_UID, .uid = 0 };
+
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == -EPERM,
+			  "uid 1234 cannot chown to root");
+	}
+	cur_uid = cur_gid = 0;
+	TAP_CHECK(mkdir_(1, "rootdir", 0755) > 0 && stat(hp("rootdir"), &st) == 0 && st.st_uid == 0,
+		  "back to root");
+	forget(f, 1);
+	forget((uint64_t)d, 1);
+}
+
+static void test_forget_bound(void)
+{
+	size_t base = fsi_count(&srv.inodes);
+	char name[32];
+	int i, ok = 1;
+
+	for (i = 0; i < 200; i++) {
+		int64_t n = lookup(1, "a");
+
+		if (n <= 0)
+			ok = 0;
+		else
+			forget((uint64_t)n, 1);
+	}
+	TAP_CHECK(ok && fsi_count(&srv.inodes) == base, "200 LOOKUP+FORGET leave no inode behind");
+	{
+		unsigned char b[8 + 16 * 3];
+		struct fuse_batch_forget_in in = { .count = 3 };
+		struct fuse_forget_one one = { .nlookup = 1 };
+		int64_t n1 = lookup(1, "a"), n2 = lookup(1, "y"), n3 = lookup(1, "x");
+
+		memcpy(b, &in, sizeof(in));
+		one.nodeid = (uint64_t)n1;
+		memcpy(b + 8, &one, 16);
+		one.nodeid = (uint64_t)n2;
+		memcpy(b + 24, &one, 16);
+		one.nodeid = (uint64_t)n3;
+		memcpy(b + 40, &one, 16);
+		TAP_CHECK(fsi_count(&srv.inodes) == base + 3 &&
+				  call(FUSE_BATCH_FORGET, 0, b, sizeof(b)) == 1 &&
+				  fsi_count(&srv.inodes) == base,
+			  "BATCH_FORGET drops three inodes, no reply");
+	}
+	forget(1, 100);
+	TAP_CHECK(getattr(1, &(struct fuse_attr){ 0 }) == 0, "FORGET never drops the root");
+	forget(12345678, 5);
+	TAP_CHECK(1, "FORGET of an unknown nodeid is ignored");
+	{
+		struct fuse_init_in in = { .major = 7, .minor = 38 };
+		int64_t n = lookup(1, "a"), fh = open_((uint64_t)n, O_RDONLY);
+		char buf[8];
+
+		TAP_CHECK(n > 0 && fh >= 0 && call(FUSE_DESTROY, 1, NULL, 0) == 0 &&
+				  fsi_count(&srv.inodes) == 1,
+			  "DESTROY forgets every inode but the root");
+		TAP_CHECK(getattr(1, &(struct fuse_attr){ 0 }) == -EIO, "after DESTROY: EIO until INIT");
+		TAP_CHECK(call(FUSE_INIT, 0, &in, sizeof(in)) == 0 &&
+				  read_((uint64_t)n, (uint64_t)fh, 0, 4, buf) == -EBADF &&
+				  getattr((uint64_t)n, &(struct fuse_attr){ 0 }) == -ESTALE,
+			  "after re-INIT the old handles and nodeids are gone");
+	}
+	fs_server_destroy(&srv);
+
+	/* A server bounded to 32 inodes refuses more with ENFILE. */
+	mkdir(hp("bound"), 0755);
+	for (i = 0; i < 40; i++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "bound/%d", i);
+		fd = open(hp(name), O_CREAT | O_WRONLY, 0600);
+		close(fd);
+	}
+	TAP_CHECK(server(false, 64) == 0, "server bounded to 64 fds");
+	{
+		int64_t d = lookup(1, "bound"), last = 0;
+
+		for (i = 0; i < 40 && last >= 0; i++) {
+			snprintf(name, sizeof(name), "%d", i);
+			last = lookup((uint64_t)d, name);
+		}
+		TAP_CHECK(last == -ENFILE && i == 31, "lookups beyond 32 inodes -> ENFILE");
+		snprintf(name, sizeof(name), "%d", 0);
+		forget((uint64_t)lookup((uint64_t)d, name), 2);
+		TAP_CHECK(lookup((uint64_t)d, "39") > 0, "after a FORGET there is room again");
+	}
+	fs_server_destroy(&srv);
+}
+
+static void test_readonly(void)
+{
+	struct fuse_setattr_in sa = { .valid = FATTR_MODE, .mode = 0777 };
+	int64_t n, fh;
+	char buf[16];
+
+	TAP_CHECK(server(true, 256) == 0, "read-only server");
+	n = lookup(1, "x");
+	TAP_CHECK(mkdir_(1, "nope", 0755) == -EROFS, "read-only: MKDIR -> EROFS");
+	TAP_CHECK(create(1, "nope", O_RDWR, 0600, NULL) == -EROFS, "read-only: CREATE -> EROFS");
+	TAP_CHECK(open_((uint64_t)n, O_WRONLY) == -EROFS, "read-only: OPEN for write -> EROFS");
+	TAP_CHECK(open_((uint64_t)n, O_RDONLY | O_TRUNC) == -EROFS, "read-only: O_TRUNC -> EROFS");
+	TAP_CHECK(call(FUSE_SETATTR, (uint64_t)n, &sa, sizeof(sa)) == -EROFS,
+		  "read-only: SETATTR -> EROFS");
+	TAP_CHECK(call_named(FUSE_UNLINK, 1, NULL, 0, "x", NULL) == -EROFS,
+		  "read-only: UNLINK -> EROFS");
+	TAP_CHECK(call_named(FUSE_REMOVEXATTR, (uint64_t)n, NULL, 0, "user.k", NULL) == -EROFS,
+		  "read-only: REMOVEXATTR -> EROFS");
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && read_((uint64_t)n, (uint64_t)fh, 0, 1, buf) == 1, "read-only: READ works");
+	TAP_CHECK(write_((uint64_t)n, (uint64_t)fh, 0, "w", 0) == -EROFS, "read-only: WRITE -> EROFS");
+	fs_server_destroy(&srv);
+}
+
+int main(void)
+{
+	char cmd[320];
+
+	snprintf(root, sizeof(root), "/tmp/fs_server_XXXXXX");
+	if (!mkdtemp(root) || chmod(root, 0755) < 0)
+		return 1;
+	snprintf(outside, sizeof(outside), "%s.outside", root);
+	test_init();
+	test_files();
+	test_links_rename();
+	test_escapes();
+	test_dirs();
+	test_xattr_misc();
+	test_creds();
+	test_forget_bound();
+	test_readonly();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, outside);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+	return tap_done();
+}

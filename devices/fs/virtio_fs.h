@@ -1,0 +1,54 @@
+/* virtio_fs.h: the virtio-fs device as the CLI sees it: --share/--root parsing, create, destroy. */
+#ifndef RINGVM_VIRTIO_FS_H
+#define RINGVM_VIRTIO_FS_H
+
+#include <stdbool.h>
+
+#include <linux/virtio_fs.h>
+
+#include "devices/fs/fs_server.h"
+#include "vmm/vm.h"
+
+#define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
+#define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
+
+/* One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N]. */
+struct fs_config {
+	char host_dir[4096];
+	char guest_dir[4096];   /* absolute path in the guest, for ringvm.mount= */
+	char tag[FS_TAG_MAX + 1]; /* NUL-terminated here; default derived from guest_dir */
+	bool readonly;
+	enum fs_cache cache;
+	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES (default 1) */
+};
+
+/*
+ * Parse a --share value. Returns 0, or -EINVAL with *err set to a static one-line reason
+ * ("expected HOSTDIR:GUESTDIR", "cache= must be auto, always or never", ...). Does not touch the
+ * file system: virtio_fs_create() reports a missing directory. The default tag is GUESTDIR without
+ * its leading '/', other '/' turned into '_' ("root" for "/"), cut to 36 bytes; the CLI must refuse
+ * two shares with one tag.
+ */
+__attribute__((warn_unused_result)) int fs_parse_spec(const char *spec, struct fs_config *out,
+						      const char **err);
+
+/* --root HOSTDIR[,rw]: the guest's root over virtio-fs, tag "root", guest_dir "/", read-only unless
+   ",rw" (the guest keeps writes in a tmpfs overlay then). Same contract as fs_parse_spec. */
+__attribute__((warn_unused_result)) int fs_parse_root(const char *spec, struct fs_config *out,
+						      const char **err);
+
+struct virtio_fs;
+
+/*
+ * Open the shared directory (-ENOENT/-ENOTDIR/-EACCES when it is not a usable directory), raise
+ * RLIMIT_NOFILE to its hard limit and bound the server's fds by it, create the device with 1 hiprio
+ * + cfg->queues request queues and attach it on a virtio-mmio transport. Setup time only.
+ * Returns 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int virtio_fs_create(struct vm *vm, const struct fs_config *cfg,
+							 struct virtio_fs **out);
+
+/* Stop the queues (in-flight I/O drained), close everything, free. After the vCPUs stopped. NULL ok. */
+void virtio_fs_destroy(struct virtio_fs *fs);
+
+#endif

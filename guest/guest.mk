@@ -1,0 +1,68 @@
+# guest: what runs inside the VM (kernel fetched from Debian, PID 1, initramfs).
+#
+# The guest's files live in build/guest whatever SAN says: PID 1 is built with musl-gcc, not with the
+# sanitizers, and the kernel does not depend on how ringvm is compiled.
+
+GUEST_DIR := $(BUILD_ROOT)/guest
+GUEST_KERNEL_DIR := $(GUEST_DIR)/kernel
+GUEST_KERNEL := $(GUEST_KERNEL_DIR)/vmlinuz
+GUEST_VMLINUX := $(GUEST_KERNEL_DIR)/vmlinux
+GUEST_INIT := $(GUEST_DIR)/init
+# lz4 is the fastest format for the kernel to unpack (see guest/mkinitramfs.sh); gzip|zstd|xz|none work.
+# The name does not say which: ringvm looks for initramfs.img next to its binary (vmm/main.c).
+GUEST_COMPRESS := lz4
+GUEST_INITRD := $(GUEST_DIR)/initramfs.img
+# Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. overlay puts a
+# tmpfs over a read-only ringvm.root= share.
+GUEST_MODULES := virtio_mmio virtio_blk virtiofs fuse overlay
+# PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c).
+GUEST_INIT_SRCS := guest/init.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c
+
+# The encoder is the VMM's, the decoder PID 1's: one implementation for both ends.
+LIB_SRCS += guest/cmdline.c
+UNIT_TESTS += guest_cmdline
+test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
+FUZZERS += guest_cmdline
+fuzz_guest_cmdline_SRCS := guest/cmdline.c guest/fuzz_cmdline.c
+UNIT_TESTS += guest_mounts
+test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/test_mounts.c
+FUZZERS += guest_mounts
+fuzz_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/fuzz_mounts.c
+DEPS_PKGS += musl-tools busybox-static cpio kmod lz4
+ALL_TARGETS += $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
+
+# fetch-kernel.sh makes vmlinuz and version together, and does nothing when both exist.
+$(GUEST_KERNEL_DIR)/version:
+	@$(if $(Q),echo "  FETCH   $(GUEST_KERNEL_DIR)")
+	$(Q)guest/fetch-kernel.sh cloud-amd64 $(GUEST_KERNEL_DIR)
+
+$(GUEST_KERNEL): | $(GUEST_KERNEL_DIR)/version
+	$(Q)test -f $@
+
+$(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
+	@$(if $(Q),echo "  UNZIP   $@")
+	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
+
+$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MUSLCC  $@")
+	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)
+
+$(GUEST_INITRD): $(GUEST_INIT) $(GUEST_KERNEL_DIR)/version guest/mkinitramfs.sh guest/kmod-closure.sh \
+		guest/guest.mk
+	@$(if $(Q),echo "  CPIO    $@")
+	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_KERNEL_DIR) $@ \
+		$(GUEST_MODULES) >/dev/null
+
+# PID 1 run for real, without a kernel: in user, PID, mount and network namespaces, chrooted into
+# the tree guest/mkinitramfs.sh staged next to the archive (TAP). Needs unprivileged user namespaces;
+# never loads a module or powers off.
+.PHONY: guest-smoke
+guest-smoke: $(GUEST_INITRD)
+	guest/test-init.sh $(GUEST_INITRD).d
+
+# The real kernel and initramfs under QEMU (TCG here), PID 1's status through QEMU's isa-debug-exit
+# on the exit port (TAP, ~1 min). Checks the guest side of the protocol without ringvm.
+.PHONY: guest-boot-qemu
+guest-boot-qemu: $(GUEST_KERNEL) $(GUEST_INITRD)
+	guest/test-boot-qemu.sh $(GUEST_KERNEL) $(GUEST_INITRD)

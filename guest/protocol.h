@@ -1,0 +1,44 @@
+/* protocol.h: the contract between the ringvm VMM and the guest's PID 1 (guest/init.c). */
+#ifndef RINGVM_GUEST_PROTOCOL_H
+#define RINGVM_GUEST_PROTOCOL_H
+
+/*
+ * Kernel command line -> PID 1 (read from /proc/cmdline; dotted names are never passed to init by the
+ * kernel, so they cannot collide with init's own argv/envp):
+ *
+ *   ringvm.cmd=ARG,ARG,...   the command to run. Each ARG is percent-encoded: every byte outside
+ *                            [A-Za-z0-9._/:=+@^-] is written %XX (upper-case hex), so ',' ' ' '"'
+ *                            and '%' never appear raw. An empty ARG is written as "%". Absent: PID 1
+ *                            runs an interactive shell on the console.
+ *   ringvm.verbose=1         PID 1 reports what it does (module loads, mounts) on the console.
+ *   ringvm.mount=TAG,PATH,MODE,TAG,PATH,MODE,...
+ *                            virtio-fs shares (--share), in the ringvm.cmd= wire form: a list of
+ *                            triples, each field percent-encoded; MODE is "ro" or "rw". PID 1 mounts
+ *                            each (mkdir -p PATH; mount -t virtiofs TAG PATH) after switching to the
+ *                            root below, in order. A failed mount ends the run with status 125.
+ *   ringvm.root=TAG,MODE     boot with virtio-fs TAG as the root filesystem (--root). MODE "ro": PID 1
+ *                            mounts it read-only under a tmpfs overlay, so writes stay in the guest;
+ *                            "rw": it writes through. PID 1 moves /proc, /sys, /dev into it, makes it
+ *                            "/" (MS_MOVE + chroot), mounts a fresh /tmp and /run, then runs the
+ *                            command there. Failure ends the run with status 125.
+ *
+ * PID 1 -> VMM, when the command has ended:
+ *   sync(), then one byte, the exit status (128+N when killed by signal N), written with `outb` to
+ *   I/O port RINGVM_EXIT_PORT (PID 1 calls ioperm() first). The VMM stops the guest at once and exits
+ *   with that status. If the write is impossible (not under ringvm), PID 1 powers off instead.
+ *
+ * Console: /dev/console is the 8250 on COM1. For a command, PID 1 puts it in raw mode (no ONLCR, no
+ * echo) so the command's bytes reach the host unchanged.
+ */
+#define RINGVM_EXIT_PORT 0x5f0
+/*
+ * PID 1 -> VMM, once, as soon as PID 1 runs (after ioperm): any byte written to RINGVM_BOOT_PORT marks
+ * "init reached", which `ringvm run --timing` reports. Harmless to skip.
+ */
+#define RINGVM_BOOT_PORT 0x5f1
+#define RINGVM_CMDLINE_CMD "ringvm.cmd="
+#define RINGVM_CMDLINE_VERBOSE "ringvm.verbose="
+#define RINGVM_CMDLINE_MOUNT "ringvm.mount="
+#define RINGVM_CMDLINE_ROOT "ringvm.root="
+
+#endif

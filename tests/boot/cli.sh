@@ -1,0 +1,69 @@
+#!/bin/sh
+# cli.sh: bad command-line input gets one line on stderr naming the problem and a non-zero exit.
+# Env: RINGVM (the binary), KERNEL (a real bzImage, default build/guest/kernel/vmlinuz). TAP output.
+set -u
+ringvm=${RINGVM:-build/ringvm}
+kernel=${KERNEL:-build/guest/kernel/vmlinuz}
+fw=${FIRMWARE_DIR:-build/firmware}
+export RINGVM_ALLOW_PVM=1 # every case here fails before a vCPU runs
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+
+# refuse DESCRIPTION PATTERN ARGS...: status 125, exactly one stderr line matching PATTERN, no stdout.
+refuse() {
+	desc=$1 pattern=$2
+	shift 2
+	timeout 20 "$ringvm" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" = 125 ] && [ "$lines" = 1 ] && grep -q "^ringvm: .*$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		pass "$desc: $(cat "$tmp/err")"
+	else
+		fail "$desc (status $rc, $lines stderr lines: $(head -c 300 "$tmp/err"))"
+	fi
+}
+
+refuse "no command" "usage\|ringvm run" 2>/dev/null
+refuse "unknown subcommand" "unknown command 'fly'" fly
+refuse "unknown option" "unknown option --frobnicate" run --frobnicate
+refuse "option without its value" "needs a value" run --kernel
+refuse "argument without --" "unexpected argument 'uname'" run uname
+refuse "memory with a bad suffix" "memory 12Q" run --memory 12Q
+refuse "memory zero" "memory 0" run --memory 0
+refuse "memory too small" "memory must be" run --kernel "$fw/exit.elf" --initrd none --memory 1M
+refuse "memory not page-aligned" "memory must be" run --kernel "$fw/exit.elf" --initrd none --memory 100000001
+refuse "cpus zero" "cpus 0" run --cpus 0
+refuse "cpus too many" "cpus 300" run --cpus 300
+refuse "cpus not a number" "cpus two" run --cpus two
+refuse "missing kernel" "cannot read kernel /nonexistent/vmlinuz: No such file" run --kernel /nonexistent/vmlinuz --initrd none
+refuse "kernel is a directory" "cannot read kernel /tmp: Is a directory" run --kernel /tmp --initrd none
+: >"$tmp/empty"
+refuse "empty kernel" "empty file" run --kernel "$tmp/empty" --initrd none
+printf 'not a kernel at all\n' >"$tmp/text"
+refuse "kernel that is neither bzImage nor ELF" "neither a bzImage nor an ELF" run --kernel "$tmp/text" --initrd none
+head -c 1000000 "$kernel" >"$tmp/truncated"
+refuse "truncated bzImage" "corrupt or unsupported" run --kernel "$tmp/truncated" --initrd none
+refuse "missing initrd" "cannot read initrd /nonexistent.cpio" run --kernel "$fw/exit.elf" --initrd /nonexistent.cpio
+truncate -s 200M "$tmp/huge.cpio"
+refuse "initrd larger than guest memory" "does not fit" run --kernel "$fw/exit.elf" --initrd "$tmp/huge.cpio" --memory 64M
+truncate -s 16M "$tmp/disk.img"
+refuse "disk that does not exist" "disk /nonexistent.img: no such file" run --disk /nonexistent.img
+refuse "disk that is a directory" "disk /tmp: is a directory" run --disk /tmp
+refuse "disk with an unknown option" "unknown option" run --disk "$tmp/disk.img,frob"
+refuse "disk with a bad queue count" "queues" run --disk "$tmp/disk.img,queues=0"
+long=$(head -c 3000 /dev/zero | tr '\0' 'x')
+refuse "command longer than the kernel command line" "too long" run --kernel "$kernel" --initrd none -- echo "$long"
+
+"$ringvm" --help >"$tmp/out" 2>&1 && grep -q "ringvm run" "$tmp/out" && pass "--help describes the run command" || fail "--help"
+"$ringvm" run --help >"$tmp/out" 2>&1
+missing=""
+for o in --kernel --initrd --cmdline --cpus --memory --disk --verbose --help; do
+	grep -q -- "$o" "$tmp/out" || missing="$missing $o"
+done
+[ -z "$missing" ] && pass "run --help describes every option" || fail "run --help lacks:$missing"
+echo "1..$n"
+[ "$fails" = 0 ]

@@ -1,0 +1,268 @@
+#!/bin/bash
+# fs.sh: virtio-fs through `ringvm run --share/--root` (issue 5): POSIX behaviour seen from the guest
+# and checked from the host, escape attempts, an untar compared file by file, --root /.
+# Needs a KVM that runs Linux (the lab here). Env: RINGVM; SAN_PASS=1 runs the short list. TAP.
+# fs.sh --host-fuse: no VM; the POSIX and conformance parts against the same server mounted on the
+# host through /dev/fuse (build/tests/fuse_host_mount, root only).
+set -u
+ringvm=${RINGVM:-build/ringvm}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # check NAME CMD...: ok when CMD succeeds
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else notok "$name $(show)"; fi
+}
+# vm ARGS...: run ringvm with a generous outer timeout; stdout in $tmp/out, stderr in $tmp/err.
+vm() {
+	timeout "${VM_TIMEOUT:-600}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+}
+show() { echo "(status $rc; stdout: $(tail -c 600 "$tmp/out"); stderr: $(tail -c 600 "$tmp/err"))"; }
+
+S=$tmp/share      # the shared directory
+O=$tmp/outside    # next to it: nothing the guest does may change or reveal what is in here
+mkdir -p "$S" "$O"
+secret=secret-$RANDOM-$RANDOM
+echo "$secret" >"$O/SECRET"
+chmod 755 "$S" "$O"
+
+# --- POSIX operations from busybox, each checked on the host ------------------------------------
+cat >"$S/posix.sh" <<'EOF'
+set -e
+cd "${1:-/mnt}/p"
+echo one >f; echo two >>f                          # create, append
+printf 'abcdefghij' >t; truncate -s 4 t            # truncate
+echo new >n; echo old >o; mv n o                   # rename over an existing file
+ln o hl; stat -c %h o >links                       # hard link: link count 2
+ln -s o sl; readlink sl >target                    # symlink
+chmod 640 f; chown 1234:4321 f                     # chmod / chown
+touch -d '2001-02-03 04:05:06' f                   # utimes
+mkdir dd; rmdir dd; mkdir keep                     # mkdir / rmdir
+mkfifo fifo; mknod chr c 1 3 2>/dev/null || true   # special files are created, never opened by ringvm
+fallocate -l 1M fa                                 # fallocate
+dd if=/dev/zero of=sparse bs=1 count=1 seek=10M 2>/dev/null   # sparse file
+# concurrent writers from several processes
+for w in 1 2 3 4; do (i=0; while [ $i -lt 500 ]; do echo "$w $i" >>conc; echo $i >>conc$w; i=$((i+1)); done) & done
+wait
+sync
+echo posix-done
+EOF
+# --- what busybox cannot do: xattrs, mmap, SEEK_DATA/HOLE, RENAME_EXCHANGE, fsync (python3 via --root /)
+cat >"$S/conf.py" <<'EOF'
+import ctypes, mmap, os, sys
+d = sys.argv[1]
+os.chdir(d)
+def t(name, cond):
+    print(("ok - " if cond else "not ok - ") + name, flush=True)
+fd = os.open("x", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"0123456789"); os.fsync(fd)
+os.setxattr("x", "user.color", b"blue")
+t("setxattr/getxattr", os.getxattr("x", "user.color") == b"blue")
+t("listxattr", "user.color" in os.listxattr("x"))
+os.setxattr("x", "user.gone", b"1"); os.removexattr("x", "user.gone")
+t("removexattr", "user.gone" not in os.listxattr("x"))
+m = mmap.mmap(fd, 10); m[0:3] = b"MAP"; m.flush(); m.close()
+t("mmap write then read()", os.pread(fd, 3, 0) == b"MAP")
+m = mmap.mmap(fd, 10, prot=mmap.PROT_READ); ok = m[3:6] == b"345"; m.close()
+t("mmap read", ok)
+os.close(fd)
+fd = os.open("holes", os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b"d", 1 << 20); os.pwrite(fd, b"e", 8 << 20); os.fsync(fd)
+t("SEEK_DATA skips the leading hole", os.lseek(fd, 0, os.SEEK_DATA) >= (1 << 20) - 4096)
+t("SEEK_HOLE finds the hole after the data", os.lseek(fd, 1 << 20, os.SEEK_HOLE) < (8 << 20))
+os.close(fd)
+open("ea", "w").write("A"); open("eb", "w").write("B")
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, b"ea", -100, b"eb", 2)   # RENAME_EXCHANGE
+t("RENAME_EXCHANGE", r == 0 and open("ea").read() == "B" and open("eb").read() == "A")
+r = libc.renameat2(-100, b"ea", -100, b"eb", 1)   # RENAME_NOREPLACE
+t("RENAME_NOREPLACE onto an existing name fails", r != 0 and ctypes.get_errno() == 17)
+os.mkdir("pub"); os.chmod("pub", 0o1777)
+open("rootonly", "w").write("r")
+pid = os.fork()
+if pid == 0:   # as another user: files it makes are its own on the host; root's are not writable
+    os.setgroups([]); os.setgid(1000); os.setuid(1000)
+    open("pub/u", "w").write("mine")
+    try:
+        open("rootonly", "a").write("x"); os._exit(1)
+    except PermissionError:
+        os._exit(0)
+_, st = os.waitpid(pid, 0)
+t("uid 1000 creates its own file and cannot write root's", st == 0 and os.stat("pub/u").st_uid == 1000)
+os.mkdir("many")
+for i in range(10000):
+    open("many/f%05d" % i, "w").close()
+t("10,000 entries listed back", len(os.listdir("many")) == 10000)
+with open("big", "wb") as f:
+    chunk = bytes(range(256)) * 4096
+    for i in range(1024):
+        f.write(chunk)
+    f.flush(); os.fsync(f.fileno())
+t("1 GiB file written", os.stat("big").st_size == 1 << 30)
+print("conf-done", flush=True)
+EOF
+posix_checks() { # the host side of posix.sh, whoever ran it
+	local P=$S/p
+	check "append: host sees two lines" test "$(cat "$P/f")" = "$(printf 'one\ntwo')"
+	check "truncate: host size 4" test "$(stat -c %s "$P/t")" = 4
+	check "rename over: host has the new content, old name gone" \
+		sh -c "[ \"\$(cat '$P/o')\" = new ] && [ ! -e '$P/n' ]"
+	check "hard link: link count 2 in the guest and on the host" \
+		sh -c "[ \"\$(cat '$P/links')\" = 2 ] && [ \"\$(stat -c %h '$P/o')\" = 2 ] && [ '$P/o' -ef '$P/hl' ]"
+	check "symlink: host sees a symlink to 'o'" sh -c "[ -L '$P/sl' ] && [ \"\$(readlink '$P/sl')\" = o ]"
+	check "chmod/chown: host mode 640, owner 1234:4321" test "$(stat -c %a.%u.%g "$P/f")" = 640.1234.4321
+	check "utimes: host mtime 2001-02-03" test "$(date -u -d @"$(stat -c %Y "$P/f")" +%Y)" = 2001
+	check "mkdir/rmdir" sh -c "[ -d '$P/keep' ] && [ ! -e '$P/dd' ]"
+	check "mkfifo: host has a FIFO" test -p "$P/fifo"
+	check "fallocate: host size 1 MiB" test "$(stat -c %s "$P/fa")" = 1048576
+	check "sparse file: host size 10 MiB + 1, few blocks" \
+		sh -c "[ \"\$(stat -c %s '$P/sparse')\" = 10485761 ] && [ \"\$(stat -c %b '$P/sparse')\" -lt 1000 ]"
+	check "concurrent appenders: 2000 whole lines, 500 per writer" \
+		sh -c "[ \"\$(wc -l <'$P/conc')\" = 2000 ] && [ \"\$(grep -c '^3 ' '$P/conc')\" = 500 ] && [ \"\$(wc -l <'$P/conc4')\" = 500 ]"
+}
+
+conf_checks() { # read conf.py's TAP from $tmp/out, then check its work from the host
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "guest: ${line#ok - }" ;;
+		"not ok - "*) notok "guest: ${line#not ok - }" ;;
+		esac
+	done <"$tmp/out"
+	local C=$S/c
+	check "host: xattr user.color=blue" sh -c "python3 -c 'import os,sys; sys.exit(os.getxattr(\"$C/x\",\"user.color\")!=b\"blue\")'"
+	check "host: mmap-written bytes" test "$(head -c 10 "$C/x")" = MAP3456789
+	check "host: exchanged contents" sh -c "[ \"\$(cat '$C/ea')\" = B ] && [ \"\$(cat '$C/eb')\" = A ]"
+	check "host: the file made by guest uid 1000 is owned by 1000:1000" test "$(stat -c %u.%g "$C/pub/u")" = 1000.1000
+	check "host: root's file unchanged" test "$(cat "$C/rootonly")" = r
+	check "host: 10,000 entries" test "$(ls "$C/many" | wc -l)" = 10000
+	check "host: 1 GiB file, same bytes" sh -c "[ \"\$(stat -c %s '$C/big')\" = 1073741824 ] &&
+		[ \"\$(python3 -c 'import sys; print(open(\"$C/big\",\"rb\").read(1<<20)==bytes(range(256))*4096)')\" = True ]"
+	rm -rf "$C/many" "$C/big"
+}
+
+# --- without a VM: the same server on the host's /dev/fuse (build/tests/fuse_host_mount) ------------
+if [ "${1:-}" = --host-fuse ]; then
+	mnt=$tmp/mnt
+	mkdir "$mnt" "$S/p" "$S/c"
+	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 &
+	for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
+	trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+	rc=0
+	sh "$S/posix.sh" "$mnt" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	grep -q posix-done "$tmp/out" && ok "host FUSE: POSIX script ran" || notok "host FUSE: POSIX script $(show)"
+	posix_checks
+	python3 "$S/conf.py" "$mnt/c" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	grep -q conf-done "$tmp/out" && ok "host FUSE: python conformance script ran" || notok "host FUSE: conformance $(show)"
+	conf_checks
+	mkdir "$tmp/ref" "$mnt/untar"
+	tar -C /usr -cf "$tmp/src.tar" include 2>/dev/null
+	tar -C "$tmp/ref" -xf "$tmp/src.tar"
+	tar -C "$mnt/untar" -xf "$tmp/src.tar" && diff -r --no-dereference "$tmp/ref" "$S/untar" >/dev/null &&
+		ok "host FUSE: untar of $(find "$tmp/ref" -type f | wc -l) files identical on the host" || notok "host FUSE: untar"
+	umount "$mnt"
+	wait
+	echo "1..$n"
+	[ "$fails" = 0 ]
+	exit
+fi
+
+# --- the CLI refuses bad shares before booting -------------------------------------------------
+vm --share "$tmp/missing:/mnt" -- true
+[ "$rc" != 0 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q missing "$tmp/err" &&
+	ok "a missing share directory: one-line error, non-zero status" || notok "missing dir $(show)"
+vm --share "$S:/mnt,cache=sometimes" -- true
+[ "$rc" != 0 ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+	ok "a bad --share option: one-line error" || notok "bad option $(show)"
+
+# --- basic round trip ---------------------------------------------------------------------------
+vm --share "$S:/mnt" -- sh -c 'echo hello >/mnt/a && cat /mnt/a && mkdir /mnt/d && echo x >/mnt/d/f'
+[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = hello ] && [ "$(cat "$S/a")" = hello ] && [ -f "$S/d/f" ] &&
+	ok "create, write and read back a file; the host sees it" || notok "round trip $(show)"
+
+echo "from host" >"$S/hostfile"
+vm --share "$S:/mnt,readonly" -- sh -c 'cat /mnt/hostfile; echo x >/mnt/new 2>&1; echo x >>/mnt/hostfile;
+	rm /mnt/hostfile; mkdir /mnt/nd; touch /mnt/hostfile; echo done'
+grep -q "from host" "$tmp/out" && [ ! -e "$S/new" ] && [ ! -e "$S/nd" ] &&
+	[ "$(cat "$S/hostfile")" = "from host" ] && grep -qi "read-only" "$tmp/out" &&
+	ok "readonly share: reads work, every change fails with EROFS" || notok "readonly $(show)"
+
+mkdir "$S/p"
+vm --share "$S:/mnt" -- sh /mnt/posix.sh
+[ "$rc" = 0 ] && grep -q posix-done "$tmp/out" && ok "POSIX script ran in the guest" || notok "POSIX script $(show)"
+posix_checks
+
+mkdir "$S/c"
+if [ -z "${SAN_PASS:-}" ]; then
+	VM_TIMEOUT=1500 vm --memory 1G --root / --share "$S:/mnt" -- /usr/bin/python3 /mnt/conf.py /mnt/c
+	grep -q conf-done "$tmp/out" && ok "python conformance script ran (--root / + --share)" ||
+		notok "conformance script $(show)"
+	conf_checks
+fi
+
+# --- escape attempts: nothing outside the share is read, written or revealed --------------------
+ln -s "$O/SECRET" "$S/planted"          # a host symlink pointing outside (absolute host path)
+ln -s "$O" "$S/planted-dir"
+ln -s /proc/self/root "$S/magic"        # a /proc magic link
+mkdir "$S/race"
+cat >"$S/escape.sh" <<EOF
+cd /mnt
+cat planted planted-dir/SECRET magic$O/SECRET ../../..$O/SECRET 2>/dev/null
+ls -la magic/ 2>/dev/null | grep -c SECRET
+ln -s $O/SECRET guestlink; cat guestlink 2>/dev/null
+ln -s $O guestdir; echo pwned >guestdir/PWNED 2>/dev/null
+echo pwned >planted-dir/PWNED2 2>/dev/null
+# a rename race between a directory and a symlink to the outside, with writers inside
+( i=0; while [ \$i -lt 300 ]; do mv race race.d; ln -s $O race; rm race; mv race.d race; i=\$((i+1)); done ) &
+( i=0; while [ \$i -lt 300 ]; do echo x >race/f\$i 2>/dev/null; i=\$((i+1)); done ) &
+wait
+echo escape-done
+EOF
+( for _ in $(seq 300); do mv "$S/race" "$S/race.h" 2>/dev/null && ln -s "$O" "$S/race" 2>/dev/null;
+	rm -f "$S/race" 2>/dev/null; mv "$S/race.h" "$S/race" 2>/dev/null; sleep 0.01; done ) &
+racer=$!
+vm --share "$S:/mnt" -- sh /mnt/escape.sh
+wait $racer
+grep -q escape-done "$tmp/out" && ok "escape script ran" || notok "escape script $(show)"
+! grep -q "$secret" "$tmp/out" && ok "no escape revealed the outside secret (.., planted and guest symlinks, /proc magic link)" ||
+	notok "escape: secret leaked $(show)"
+[ "$(ls "$O")" = SECRET ] && [ "$(cat "$O/SECRET")" = "$secret" ] &&
+	ok "nothing was created or changed outside the share (rename race included)" ||
+	notok "escape: outside changed: $(ls -la "$O")"
+[ -L "$S/guestlink" ] && ok "a guest-made symlink is stored as a symlink on the host" || notok "guest symlink missing"
+
+# --- untar a source tree and compare it file by file ------------------------------------------
+src=/usr/include
+tar -C "$(dirname "$src")" -cf "$tmp/src.tar" "$(basename "$src")" 2>/dev/null
+cp "$tmp/src.tar" "$S/src.tar"
+mkdir "$S/untar" "$tmp/ref"
+tar -C "$tmp/ref" -xf "$tmp/src.tar"
+vm --share "$S:/mnt" -- sh -c 'tar -C /mnt/untar -xf /mnt/src.tar && sync && find /mnt/untar -type f | wc -l'
+files=$(find "$tmp/ref" -type f | wc -l)
+[ "$rc" = 0 ] && [ "$(tail -n1 "$tmp/out")" = "$files" ] && diff -r --no-dereference "$tmp/ref" "$S/untar" >/dev/null &&
+	ok "untar of $files files: identical on the host, file by file" || notok "untar $(show)"
+
+# --- several request queues; the cache modes --------------------------------------------------
+for opt in queues=4 cache=never cache=always; do
+	vm --share "$S:/mnt,$opt" -- sh -c 'for w in 1 2 3 4; do (dd if=/mnt/src.tar of=/mnt/copy$w bs=64k 2>/dev/null) & done; wait;
+		sync; md5sum /mnt/copy1 /mnt/copy4 /mnt/src.tar | cut -d" " -f1 | uniq | wc -l'
+	[ "$rc" = 0 ] && [ "$(tail -n1 "$tmp/out")" = 1 ] && cmp -s "$S/copy3" "$S/src.tar" &&
+		ok "$opt: four parallel copies are identical in the guest and on the host" || notok "$opt $(show)"
+	rm -f "$S"/copy*
+done
+
+# --- the host's / as the guest's root -------------------------------------------------------
+vm --root / -- /usr/bin/python3 -c 'print(6*7)'
+[ "$rc" = 0 ] && [ "$(tail -n1 "$tmp/out")" = 42 ] && ok "--root / boots the host's userland and runs python3" ||
+	notok "--root / $(show)"
+vm --root / -- sh -c 'echo scratch >/etc/ringvm-overlay-test && cat /etc/ringvm-overlay-test'
+[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = scratch ] && [ ! -e /etc/ringvm-overlay-test ] &&
+	ok "--root /: writes land in the guest's tmpfs overlay, never on the host" || notok "--root overlay $(show)"
+
+echo "1..$n"
+[ "$fails" = 0 ]

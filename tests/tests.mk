@@ -1,0 +1,46 @@
+# tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
+
+UNIT_TESTS += boot cli_parse guest_mem
+test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
+test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
+test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
+
+# libFuzzer targets: FUZZERS += name, fuzz_name_SRCS := sources (one defines LLVMFuzzerTestOneInput).
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_BINS := $(addprefix $(BUILD_ROOT)/fuzz/,$(FUZZERS))
+$(BUILD_ROOT)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD_ROOT)/fuzz/%: $$(call objs_of,$(BUILD_ROOT)/fuzz/obj,fuzz_$$*_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -luring -lpthread
+fuzz: $(FUZZ_BINS)
+
+# Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
+DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-system-x86 \
+	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): Makefile tests/tests.mk
+	@tests/deps.sh $(sort $(DEPS_PKGS))
+	@mkdir -p $(dir $@) && touch $@
+
+# Everything `make test` needs: both builds, the fuzzers, the guest and the lab.
+test: all
+	$(Q)$(MAKE) --no-print-directory SAN=1 build/san/ringvm unit
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)tests/run
+
+# make run CMD='uname -a': the README's demo; through the KVM lab where /dev/kvm cannot boot Linux.
+CMD ?= uname -a
+run: all
+	$(Q)tests/demo $(CMD)
+
+# Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
+.PHONY: bench bench-boot
+bench: bench-boot
+bench-boot: all
+	$(Q)LAB_ARGS="--timeout 3600" tests/with-kvm tests/bench/boot.sh $(BOOTS)

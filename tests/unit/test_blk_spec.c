@@ -1,0 +1,145 @@
+/* test_blk_spec.c: the --disk option parser and the backing-file checks done before boot. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "devices/blk/blk.h"
+#include "tests/unit/tap.h"
+
+static void test_parse(void)
+{
+	struct blk_config c;
+	TAP_CHECK(blk_parse_spec("disk.img", &c) == 0 && !strcmp(c.path, "disk.img") &&
+			  !c.readonly && !c.direct && c.queues == 0 && c.id[0] == 0,
+		  "plain path, defaults");
+	TAP_CHECK(blk_parse_spec("/a/b.img,readonly,queues=4,direct=on,id=disk-1", &c) == 0 &&
+			  !strcmp(c.path, "/a/b.img") && c.readonly && c.queues == 4 && c.direct &&
+			  !strcmp(c.id, "disk-1"),
+		  "all options");
+	TAP_CHECK(blk_parse_spec("x,direct=off", &c) == 0 && !c.direct, "direct=off");
+	TAP_CHECK(blk_parse_spec("x,poll_us=50", &c) == 0 && c.poll_us == 50, "poll_us=50");
+	TAP_CHECK(blk_parse_spec("x,queues=16", &c) == 0 && c.queues == 16,
+		  "queues=16 is the maximum");
+	TAP_CHECK(blk_parse_spec("x,id=12345678901234567890", &c) == 0 && strlen(c.id) == 20,
+		  "id of 20 characters");
+
+	struct {
+		const char *spec;
+		const char *why;
+	} bad[] = {
+		{ "", "empty spec" },
+		{ ",readonly", "missing path" },
+		{ "x,queues=0", "queues=0" },
+		{ "x,queues=17", "queues=17" },
+		{ "x,queues=", "queues= empty" },
+		{ "x,queues=4x", "queues=4x" },
+		{ "x,queues=99999999999999999999", "queues overflowing" },
+		{ "x,direct=yes", "direct=yes" },
+		{ "x,poll_us=1001", "poll_us above 1000" },
+		{ "x,poll_us=", "poll_us empty" },
+		{ "x,id=", "empty id" },
+		{ "x,id=123456789012345678901", "id of 21 characters" },
+		{ "x,id=a b", "id with a space" },
+		{ "x,,readonly", "empty option" },
+		{ "x,readonly,", "trailing comma" },
+		{ "x,ro", "unknown option" },
+		{ "x,readonlyy", "option with a suffix" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char what[96];
+		snprintf(what, sizeof(what), "refused with a message: %s", bad[i].why);
+		c.error = NULL;
+		TAP_CHECK(blk_parse_spec(bad[i].spec, &c) == -EINVAL && c.error && c.error[0],
+			  what);
+	}
+}
+
+static void spec(const char *path, struct blk_config *c)
+{
+	TAP_CHECK(blk_parse_spec(path, c) == 0, "path parses");
+}
+
+/* blk_open(c) as an unprivileged user: root may write a 0444 file, so drop to nobody in a child. */
+static int unwritable_open(const char *dir, const struct blk_config *c)
+{
+	if (geteuid() != 0) {
+		int err = blk_open(c);
+		if (err >= 0)
+			close(err);
+		return err;
+	}
+	if (chmod(dir, 0755) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(255);
+		int err = blk_open(c);
+		_exit(err < 0 ? -err : 0);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+static void test_open(void)
+{
+	char dir[] = "/tmp/ringvm-blkspec-XXXXXX";
+	if (!mkdtemp(dir)) {
+		TAP_CHECK(false, "mkdtemp");
+		return;
+	}
+	char file[256], missing[256], ro[256];
+	snprintf(file, sizeof(file), "%s/disk.img", dir);
+	snprintf(missing, sizeof(missing), "%s/nope.img", dir);
+	snprintf(ro, sizeof(ro), "%s/ro.img", dir);
+	int fd = open(file, O_CREAT | O_RDWR, 0644);
+	TAP_CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "temp disk");
+	close(fd);
+	fd = open(ro, O_CREAT | O_RDWR, 0444);
+	close(fd);
+
+	struct blk_config c;
+	spec(file, &c);
+	fd = blk_open(&c);
+	TAP_CHECK(fd >= 0, "a regular file opens");
+	TAP_CHECK(fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR,
+		  "read-write without readonly");
+	TAP_CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "close-on-exec");
+	close(fd);
+	spec(missing, &c);
+	int err = blk_open(&c);
+	TAP_CHECK(err == -ENOENT && strstr(blk_strerror(err), "no such"), "missing file: -ENOENT");
+	spec(dir, &c);
+	err = blk_open(&c);
+	TAP_CHECK(err == -EISDIR && strstr(blk_strerror(err), "directory"), "directory: -EISDIR");
+	spec("/dev/null", &c);
+	TAP_CHECK(blk_open(&c) == -EINVAL, "character device: -EINVAL");
+
+	spec(ro, &c);
+	TAP_CHECK(unwritable_open(dir, &c) == -EROFS && strstr(blk_strerror(-EROFS), "readonly"),
+		  "unwritable file without readonly: -EROFS with a hint");
+	c.readonly = true;
+	fd = blk_open(&c);
+	TAP_CHECK(fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY,
+		  "unwritable file with readonly opens read-only");
+	close(fd);
+
+	unlink(file);
+	unlink(ro);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_parse();
+	test_open();
+	return tap_done();
+}

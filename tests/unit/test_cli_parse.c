@@ -1,0 +1,41 @@
+/* test_cli_parse.c: sizes and vCPU counts from the command line. */
+#include <stdint.h>
+
+#include "tests/unit/tap.h"
+#include "vmm/cli_parse.h"
+
+static int size_is(const char *s, uint64_t want)
+{
+	uint64_t v = 0;
+	const char *err = NULL;
+	return cli_parse_size(s, &v, &err) == 0 && v == want;
+}
+
+static int size_bad(const char *s)
+{
+	uint64_t v = 0;
+	const char *err = NULL;
+	return cli_parse_size(s, &v, &err) < 0 && err && *err;
+}
+
+int main(void)
+{
+	TAP_CHECK(size_is("65536", 65536), "plain bytes");
+	TAP_CHECK(size_is("512M", 512ULL << 20) && size_is("512m", 512ULL << 20), "M suffix, either case");
+	TAP_CHECK(size_is("2G", 2ULL << 30) && size_is("4k", 4096) && size_is("1T", 1ULL << 40), "K, G, T");
+	TAP_CHECK(size_is("1GiB", 1ULL << 30) && size_is("1GB", 1ULL << 30), "GiB and GB spellings");
+	TAP_CHECK(size_bad("") && size_bad("M") && size_bad("-1G") && size_bad(" 1G"), "no number");
+	TAP_CHECK(size_bad("12Q") && size_bad("1G5") && size_bad("1Gx"), "bad suffix or trailing text");
+	TAP_CHECK(size_bad("0") && size_bad("0M"), "zero");
+	TAP_CHECK(size_bad("99999999999999999999") && size_bad("17179869184T"), "overflow");
+	unsigned int c;
+	const char *err;
+	TAP_CHECK(cli_parse_cpus("1", &c, &err) == 0 && c == 1 && cli_parse_cpus("255", &c, &err) == 0 &&
+			  c == 255,
+		  "cpus 1 and 255");
+	TAP_CHECK(cli_parse_cpus("0", &c, &err) < 0 && cli_parse_cpus("256", &c, &err) < 0 &&
+			  cli_parse_cpus("2x", &c, &err) < 0 && cli_parse_cpus("", &c, &err) < 0 &&
+			  cli_parse_cpus("-1", &c, &err) < 0,
+		  "cpus out of range or malformed");
+	return tap_done();
+}

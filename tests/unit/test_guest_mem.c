@@ -1,0 +1,64 @@
+/* test_guest_mem.c: the one door to guest memory refuses every range not wholly inside RAM. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/tap.h"
+#include "vmm/bus.h"
+#include "vmm/guest_mem.h"
+#include "vmm/layout.h"
+
+static int reads;
+static void dummy_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	reads++;
+	memset(data, (int)off, len);
+}
+static const struct bus_ops dummy_ops = { .read = dummy_read };
+
+int main(void)
+{
+	static uint8_t low[8192], high[4096];
+	struct gm_region r[2] = { { .gpa = 0, .size = sizeof(low), .host = low },
+				  { .gpa = 1ULL << 32, .size = sizeof(high), .host = high } };
+	struct guest_mem gm;
+	TAP_CHECK(gm_init_from(&gm, r, 2) == 0, "test memory built");
+	TAP_CHECK(gm_ptr(&gm, 0, 8192) == low, "whole first region");
+	TAP_CHECK(gm_ptr(&gm, 8191, 1) == low + 8191, "last byte");
+	TAP_CHECK(gm_ptr(&gm, 8191, 2) == NULL, "range crossing the end of a region");
+	TAP_CHECK(gm_ptr(&gm, 8192, 0) == NULL, "zero-length range just past the end");
+	TAP_CHECK(gm_ptr(&gm, 8192, 1) == NULL, "gap between regions");
+	TAP_CHECK(gm_ptr(&gm, (1ULL << 32) + 4095, 1) == high + 4095, "second region");
+	TAP_CHECK(gm_ptr(&gm, 1, UINT64_MAX) == NULL, "length overflow");
+	TAP_CHECK(gm_ptr(&gm, UINT64_MAX, 2) == NULL, "address overflow");
+	TAP_CHECK(gm_ptr(&gm, (1ULL << 32) + 1, UINT64_MAX - (1ULL << 32)) == NULL, "huge length in region 2");
+	uint32_t v = 0x11223344, w = 0;
+	TAP_CHECK(gm_write(&gm, 100, &v, 4) == 0 && gm_read(&gm, 100, &w, 4) == 0 && w == v, "write then read");
+	TAP_CHECK(gm_write(&gm, 8190, &v, 4) == -EFAULT && gm_read(&gm, 8190, &w, 4) == -EFAULT,
+		  "copies across the end fail with -EFAULT");
+	TAP_CHECK(gm_init_from(&gm, r, 0) == -EINVAL && gm_init_from(&gm, r, GM_MAX_REGIONS + 1) == -EINVAL,
+		  "region count checked");
+
+	struct guest_mem real;
+	TAP_CHECK(gm_create(&real, 64ULL << 20) == 0 && real.nr_regions == 1 && real.memfd >= 0,
+		  "memfd RAM below the hole: one region");
+	gm_destroy(&real);
+	TAP_CHECK(gm_create(&real, LAYOUT_MMIO_HOLE_START + (64ULL << 20)) == 0 && real.nr_regions == 2 &&
+			  real.regions[1].gpa == LAYOUT_MMIO_HOLE_END && real.regions[1].size == 64ULL << 20,
+		  "memfd RAM above the hole: split at the MMIO hole");
+	TAP_CHECK(gm_ptr(&real, LAYOUT_MMIO_HOLE_START, 1) == NULL, "the MMIO hole is not RAM");
+	gm_destroy(&real);
+	TAP_CHECK(gm_create(&real, 1000) == -EINVAL, "tiny or unaligned RAM refused");
+
+	struct bus bus;
+	memset(&bus, 0, sizeof(bus));
+	TAP_CHECK(bus_add(&bus, 0x100, 8, &dummy_ops, NULL) == 0, "bus range added");
+	TAP_CHECK(bus_add(&bus, 0x107, 2, &dummy_ops, NULL) == -EEXIST, "overlapping range refused");
+	TAP_CHECK(bus_add(&bus, 0x108, 0, &dummy_ops, NULL) == -EINVAL, "empty range refused");
+	TAP_CHECK(bus_add(&bus, UINT64_MAX, 2, &dummy_ops, NULL) == -EINVAL, "wrapping range refused");
+	uint8_t d[4] = { 0 };
+	TAP_CHECK(bus_read(&bus, 0x102, d, 1) == 0 && d[0] == 2 && reads == 1, "read dispatched with offset");
+	TAP_CHECK(bus_read(&bus, 0x107, d, 2) == -ENOENT && d[0] == 0xff, "access straddling the end unmapped");
+	TAP_CHECK(bus_write(&bus, 0x100, d, 1) == -ENOENT, "write to a range without write op: unmapped");
+	return tap_done();
+}

@@ -1,0 +1,13 @@
+/* cli_parse.h: parsing of the CLI's numeric values (sizes with suffixes, counts), pure and tested. */
+#ifndef RINGVM_CLI_PARSE_H
+#define RINGVM_CLI_PARSE_H
+
+#include <stdint.h>
+
+/* "512M", "2G", "65536", "1t": bytes. 0, or -EINVAL with *err saying what is wrong. */
+__attribute__((warn_unused_result)) int cli_parse_size(const char *s, uint64_t *out, const char **err);
+
+/* A vCPU count 1..255. 0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_cpus(const char *s, unsigned int *out, const char **err);
+
+#endif

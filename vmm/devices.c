@@ -1,0 +1,118 @@
+/* devices.c: create the virtio devices named in the config, in command-line order (vda, vdb, ...). */
+#include "vmm/devices.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices/blk/blk.h"
+#include "devices/fs/virtio_fs.h"
+#include "vmm/machine.h"
+
+static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec, char *err,
+		       size_t errlen)
+{
+	static struct blk_config cfg; /* 4 KiB path: keep it off the stack; setup is single-threaded */
+	int ret = blk_parse_spec(spec, &cfg);
+	if (ret) {
+		snprintf(err, errlen, "--disk %s: %s", spec, cfg.error ? cfg.error : strerror(-ret));
+		return ret;
+	}
+	if (d->nr_disks == RINGVM_MAX_DISKS) {
+		snprintf(err, errlen, "--disk %s: at most %d disks", spec, RINGVM_MAX_DISKS);
+		return -E2BIG;
+	}
+	ret = blk_create(vm, &cfg, vm->nr_cpus, &d->disks[d->nr_disks]);
+	if (ret) {
+		snprintf(err, errlen, "--disk %s: %s", cfg.path, blk_strerror(ret));
+		return ret;
+	}
+	d->nr_disks++;
+	return 0;
+}
+
+/* --share HOSTDIR:GUESTDIR[,...] or, with is_root, --root HOSTDIR[,rw]. */
+static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spec, bool is_root,
+			char *err, size_t errlen)
+{
+	const char *opt = is_root ? "--root" : "--share";
+	if (d->nr_shares == RINGVM_MAX_SHARES) {
+		snprintf(err, errlen, "%s %s: at most %d shares", opt, spec, RINGVM_MAX_SHARES);
+		return -E2BIG;
+	}
+	struct fs_config *fc = calloc(1, sizeof(*fc));
+	if (!fc) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	d->share_cfgs[d->nr_shares] = fc;
+	const char *why = NULL;
+	int ret = is_root ? fs_parse_root(spec, fc, &why) : fs_parse_spec(spec, fc, &why);
+	if (ret) {
+		snprintf(err, errlen, "%s %s: %s", opt, spec, why ? why : strerror(-ret));
+		return ret;
+	}
+	for (unsigned int i = 0; i < d->nr_shares; i++) {
+		if (strcmp(d->share_cfgs[i]->tag, fc->tag) == 0) {
+			snprintf(err, errlen, "%s %s: tag '%s' is already used by another share (set tag=)",
+				 opt, spec, fc->tag);
+			return -EEXIST;
+		}
+		if (strcmp(d->share_cfgs[i]->guest_dir, fc->guest_dir) == 0) {
+			snprintf(err, errlen, "%s %s: %s is already a mount point", opt, spec, fc->guest_dir);
+			return -EEXIST;
+		}
+	}
+	ret = virtio_fs_create(vm, fc, &d->shares[d->nr_shares]);
+	if (ret) {
+		snprintf(err, errlen, "%s %s: %s: %s", opt, spec, fc->host_dir, strerror(-ret));
+		return ret;
+	}
+	if (is_root)
+		d->root_share = (int)d->nr_shares;
+	d->nr_shares++;
+	return 0;
+}
+
+int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_config *cfg,
+			  char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->root_share = -1;
+	int ret = 0;
+	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
+		ret = disk_create(d, vm, cfg->disks[i], err, errlen);
+	if (!ret && cfg->root)
+		ret = share_create(d, vm, cfg->root, true, err, errlen);
+	for (unsigned int i = 0; i < cfg->nr_shares && !ret; i++)
+		ret = share_create(d, vm, cfg->shares[i], false, err, errlen);
+	return ret;
+}
+
+int ringvm_devices_start(struct ringvm_devices *d)
+{
+	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/mmio.c). */
+	(void)d;
+	return 0;
+}
+
+void ringvm_devices_stop(struct ringvm_devices *d)
+{
+	/* The vCPUs have stopped: nothing kicks the queues any more; destroy drains them. */
+	(void)d;
+}
+
+void ringvm_devices_destroy(struct ringvm_devices *d)
+{
+	for (unsigned int i = 0; i < d->nr_disks; i++)
+		blk_destroy(d->disks[i]);
+	d->nr_disks = 0;
+	for (unsigned int i = 0; i < RINGVM_MAX_SHARES; i++) {
+		virtio_fs_destroy(d->shares[i]);
+		free(d->share_cfgs[i]);
+		d->shares[i] = NULL;
+		d->share_cfgs[i] = NULL;
+	}
+	d->nr_shares = 0;
+}

@@ -1,0 +1,55 @@
+/* guest_mem.h: guest RAM and the one door from guest-physical addresses to host pointers. */
+#ifndef RINGVM_GUEST_MEM_H
+#define RINGVM_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GM_MAX_REGIONS 4
+
+struct gm_region {
+	uint64_t gpa;  /* first guest-physical address */
+	uint64_t size; /* bytes */
+	uint8_t *host; /* host mapping of gpa */
+	uint64_t offset; /* offset of this region in the backing memfd */
+};
+
+/*
+ * Guest RAM. Immutable after gm_create() returns, so any thread may call gm_ptr() without locks.
+ */
+struct guest_mem {
+	struct gm_region regions[GM_MAX_REGIONS];
+	unsigned int nr_regions;
+	int memfd;        /* backing memfd (-1 for test memory); shared later with devices */
+	uint64_t ram_size; /* total RAM bytes */
+	void *map;        /* one mmap of the whole memfd */
+};
+
+/*
+ * Create guest RAM of ram_size bytes backed by a memfd and laid out around the MMIO hole
+ * (vmm/layout.h). Returns 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int gm_create(struct guest_mem *gm, uint64_t ram_size);
+
+/* Build guest memory over caller-owned host buffers (unit tests, fuzzers). regions[] are copied. */
+__attribute__((warn_unused_result)) int gm_init_from(struct guest_mem *gm,
+						     const struct gm_region *regions,
+						     unsigned int nr);
+
+void gm_destroy(struct guest_mem *gm);
+
+/*
+ * The one door: the host pointer for guest range [gpa, gpa + len), or NULL when any byte of it is
+ * outside a single RAM region or the range overflows. len 0 is allowed (returns the pointer for gpa
+ * if gpa is inside a region). Every access to guest memory in ringvm goes through this function.
+ */
+void *gm_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+
+/* Copy helpers over gm_ptr(): 0 or -EFAULT. */
+__attribute__((warn_unused_result)) int gm_read(const struct guest_mem *gm, uint64_t gpa, void *dst,
+						 uint64_t len);
+__attribute__((warn_unused_result)) int gm_write(const struct guest_mem *gm, uint64_t gpa,
+						  const void *src, uint64_t len);
+
+#endif

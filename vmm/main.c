@@ -1,0 +1,243 @@
+/* main.c: the ringvm command line, a thin client of the library in vmm/ringvm.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/cli_parse.h"
+#include "vmm/ringvm.h"
+
+#define RINGVM_VERSION "0.1"
+
+static void usage_main(FILE *f)
+{
+	fprintf(f,
+		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm --help | --version\n"
+		"\n"
+		"ringvm boots a Linux guest on KVM, runs COMMAND in it and exits with its status.\n"
+		"Without COMMAND it gives an interactive shell on the guest's serial console.\n"
+		"`ringvm run --help` lists the options.\n");
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"\n"
+		"Boot a Linux guest and run COMMAND as its only job; ringvm exits with COMMAND's exit\n"
+		"status (128+N if a signal N killed it). Without COMMAND: an interactive shell on the\n"
+		"console (Ctrl-A x ends the VM).\n"
+		"\n"
+		"Options:\n"
+		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
+		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
+		"  -c, --cmdline TEXT    appended to the kernel command line\n"
+		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
+		"  -m, --memory SIZE     guest RAM, K/M/G/T suffixes, 64M-1T (default 512M)\n"
+		"  -d, --disk SPEC       a virtio-blk disk: PATH[,readonly][,queues=N][,direct=on|off]\n"
+		"                        [,id=STRING]; repeat for /dev/vdb, /dev/vdc, ...\n"
+		"  -s, --share SPEC      a host directory over virtio-fs: HOSTDIR:GUESTDIR[,readonly]\n"
+		"                        [,cache=auto|always|never][,tag=NAME][,queues=N]; repeatable\n"
+		"  -r, --root HOSTDIR[,rw]  boot with HOSTDIR as the guest's root over virtio-fs,\n"
+		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
+		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
+		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
+		"  -h, --help            this help\n"
+		"\n"
+		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
+		"%d when the guest crashed (kernel panic, triple fault); %d when ringvm itself failed.\n",
+		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("ringvm: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(RINGVM_EXIT_ERROR);
+}
+
+/* The default guest lives next to the binary: build/guest/ for build/ringvm, and build/san/ringvm. */
+static const char *default_guest_file(const char *name, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	static const char *const dirs[] = { "guest", "../guest" };
+	for (unsigned int i = 0; i < 2; i++) {
+		int w = snprintf(buf, len, "%s/%s/%s", exe, dirs[i], name);
+		if (w > 0 && (size_t)w < len && access(buf, R_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+static uint64_t start_ns;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static double ms_since_start(uint64_t t)
+{
+	return t ? (double)(t - start_ns) / 1e6 : -1.0;
+}
+
+/* One machine-readable line: milliseconds since ringvm started (-1: never reached). */
+static void print_timing(const struct ringvm_result *res)
+{
+	fprintf(stderr, "ringvm: timing: first_kvm_run_ms=%.2f init_ms=%.2f end_ms=%.2f\n",
+		ms_since_start(res->t_first_run), ms_since_start(res->t_init), ms_since_start(res->t_end));
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' }, { "initrd", required_argument, NULL, 'i' },
+		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
+		{ "memory", required_argument, NULL, 'm' }, { "disk", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
+		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
+		{ "root", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ringvm_config cfg;
+	ringvm_config_init(&cfg);
+	cfg.handle_signals = true;
+	const char *disks[64], *shares[64];
+	unsigned int nr_disks = 0, nr_shares = 0;
+	const char *initrd = NULL;
+	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
+	const char *err;
+	bool timing = false;
+
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			cfg.kernel = optarg;
+			break;
+		case 'i':
+			initrd = optarg;
+			break;
+		case 'c':
+			cfg.cmdline = optarg;
+			break;
+		case 'p':
+			if (cli_parse_cpus(optarg, &cfg.cpus, &err))
+				die("--cpus %s: %s", optarg, err);
+			break;
+		case 'm':
+			if (cli_parse_size(optarg, &cfg.memory, &err))
+				die("--memory %s: %s", optarg, err);
+			break;
+		case 'd':
+			if (nr_disks == sizeof(disks) / sizeof(disks[0]))
+				die("--disk: too many disks");
+			disks[nr_disks++] = optarg;
+			break;
+		case 's':
+			if (nr_shares == sizeof(shares) / sizeof(shares[0]))
+				die("--share: too many shares");
+			shares[nr_shares++] = optarg;
+			break;
+		case 'r':
+			if (cfg.root)
+				die("--root given twice");
+			cfg.root = optarg;
+			break;
+		case 'v':
+			cfg.verbose = true;
+			break;
+		case 'T':
+			timing = true;
+			break;
+		case 'h':
+			usage_run(stdout);
+			return 0;
+		case ':':
+			die("option %s needs a value (see ringvm run --help)", argv[optind - 1]);
+		default:
+			die("unknown option %s (see ringvm run --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
+		die("unexpected argument '%s': put the command after -- (see ringvm run --help)",
+		    argv[optind]);
+	cfg.argv = argv + optind;
+	cfg.argc = argc - optind;
+	cfg.disks = disks;
+	cfg.nr_disks = nr_disks;
+	cfg.shares = shares;
+	cfg.nr_shares = nr_shares;
+
+	if (!cfg.kernel) {
+		cfg.kernel = default_guest_file("kernel/vmlinuz", kernel_buf, sizeof(kernel_buf));
+		if (!cfg.kernel)
+			die("no --kernel given and the default guest kernel is not built (run make)");
+	}
+	if (!initrd) {
+		cfg.initrd = default_guest_file("initramfs.img", initrd_buf, sizeof(initrd_buf));
+		if (!cfg.initrd)
+			die("no --initrd given and the default guest initramfs is not built (run make)");
+	} else if (strcmp(initrd, "none") != 0) {
+		cfg.initrd = initrd;
+	}
+
+	char msg[512];
+	struct ringvm *vm;
+	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
+	if (ret)
+		die("%s", msg);
+	struct ringvm_result res;
+	ret = ringvm_run(vm, &res);
+	ringvm_destroy(vm);
+	int code = ringvm_exit_code(&res);
+	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
+	    res.end == RINGVM_END_ERROR)
+		fprintf(stderr, "ringvm: %s\n", res.message);
+	else if (cfg.verbose)
+		fprintf(stderr, "ringvm: %s\n", res.message);
+	if (timing)
+		print_timing(&res);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	start_ns = now_ns();
+	if (argc < 2)
+		die("no command given: usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]] (see ringvm --help)");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage_main(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ringvm %s\n", RINGVM_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	die("unknown command '%s' (see ringvm --help)", argv[1]);
+}

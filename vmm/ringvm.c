@@ -1,0 +1,493 @@
+/* ringvm.c: the library's front door: build a machine from a config, run it, say how it ended. */
+#define _GNU_SOURCE
+#include "vmm/ringvm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/x86/acpi.h"
+#include "arch/x86/boot.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/legacy.h"
+#include "devices/fs/virtio_fs.h"
+#include "guest/cmdline.h"
+#include "guest/protocol.h"
+#include "vmm/console.h"
+#include "vmm/devices.h"
+#include "vmm/machine.h"
+
+#define RINGVM_MIN_MEMORY (64ULL << 20)
+#define RINGVM_MAX_MEMORY (1ULL << 40)
+#define RINGVM_MAX_CPUS 255 /* xAPIC IDs; 255 is the broadcast ID */
+/* How long a panicking kernel may keep printing before ringvm ends the run itself. */
+#define RINGVM_PANIC_GRACE_MS 3000
+
+struct ringvm {
+	struct ringvm_config cfg;
+	struct vm vm;
+	bool vm_created;
+	struct console console;
+	bool console_created;
+	struct ringvm_devices devices;
+};
+
+/* A read-only mapping of a whole file. */
+struct mapped_file {
+	const uint8_t *data;
+	size_t size;
+};
+
+void ringvm_config_init(struct ringvm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cpus = 1;
+	cfg->memory = 512ULL << 20;
+	cfg->console_in = STDIN_FILENO;
+	cfg->console_out = STDOUT_FILENO;
+}
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int map_file(const char *path, struct mapped_file *f)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return -ENODATA;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	f->data = p;
+	f->size = (size_t)st.st_size;
+	return 0;
+}
+
+static void unmap_file(struct mapped_file *f)
+{
+	if (f->data)
+		munmap((void *)(uintptr_t)f->data, f->size);
+	f->data = NULL;
+}
+
+/* kvm_pvm cannot run a stock kernel's kernel-mode code: say so instead of hanging for minutes. */
+static bool host_kvm_is_pvm(void)
+{
+	const char *allow = getenv("RINGVM_ALLOW_PVM");
+	if (allow && strcmp(allow, "1") == 0)
+		return false;
+	return access("/sys/module/kvm_pvm", F_OK) == 0;
+}
+
+/* Append " KEY" + the wire form of argv (guest/cmdline.h) to out[*len..]; -E2BIG when full. */
+static int append_encoded(char *out, size_t outlen, size_t *len, const char *key, char *const *argv,
+			  int argc)
+{
+	int n = snprintf(out + *len, outlen - *len, " %s", key);
+	if (n < 0 || (size_t)n >= outlen - *len)
+		return -E2BIG;
+	*len += (size_t)n;
+	int enc = cmdline_encode_argv(out + *len, outlen - *len, argv, argc);
+	if (enc < 0)
+		return -E2BIG;
+	*len += (size_t)enc;
+	return 0;
+}
+
+/* ringvm.root= and ringvm.mount= for the guest's PID 1 (guest/protocol.h). */
+static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_t *len)
+{
+	const struct ringvm_devices *d = &r->devices;
+	char *argv[3 * RINGVM_MAX_SHARES];
+	int argc = 0;
+	for (unsigned int i = 0; i < d->nr_shares; i++) {
+		struct fs_config *fc = d->share_cfgs[i];
+		char *mode = fc->readonly ? "ro" : "rw";
+		if ((int)i == d->root_share) {
+			char *root[2] = { fc->tag, mode };
+			int ret = append_encoded(out, outlen, len, RINGVM_CMDLINE_ROOT, root, 2);
+			if (ret)
+				return ret;
+			continue;
+		}
+		argv[argc++] = fc->tag;
+		argv[argc++] = fc->guest_dir;
+		argv[argc++] = mode;
+	}
+	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
+}
+
+static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, char *out, size_t outlen,
+			 char *err, size_t errlen)
+{
+	const struct ringvm_config *cfg = &r->cfg;
+	size_t len = 0;
+	int n = snprintf(out, outlen,
+			 "console=ttyS0 reboot=k panic=-1 pci=off 8250.nr_uarts=1 i8042.noaux "
+			 "tsc=reliable no_timer_check %s",
+			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
+			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
+	if (n < 0 || (size_t)n >= outlen)
+		return fail(err, errlen, -E2BIG, "kernel command line too long");
+	len = (size_t)n;
+
+	/* For kernels built with CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES; Debian's find them in ACPI. */
+	for (unsigned int i = 0; i < r->vm.nr_virtio_mmio; i++) {
+		const struct acpi_mmio_dev *d = &r->vm.virtio_mmio[i];
+		n = snprintf(out + len, outlen - len, " virtio_mmio.device=%llu@0x%llx:%u",
+			     (unsigned long long)d->size, (unsigned long long)d->base, d->gsi);
+		if (n < 0 || (size_t)n >= outlen - len)
+			return fail(err, errlen, -E2BIG, "kernel command line too long");
+		len += (size_t)n;
+	}
+	if (cfg->cmdline && *cfg->cmdline) {
+		n = snprintf(out + len, outlen - len, " %s", cfg->cmdline);
+		if (n < 0 || (size_t)n >= outlen - len)
+			return fail(err, errlen, -E2BIG, "kernel command line too long");
+		len += (size_t)n;
+	}
+	if (append_mounts(r, out, outlen, &len))
+		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
+	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
+		return fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
+	if (len > k->cmdline_max)
+		return fail(err, errlen, -E2BIG,
+			    "kernel command line too long: %zu bytes, this kernel takes at most %u (shorten "
+			    "the command or --cmdline)",
+			    len, k->cmdline_max);
+	return 0;
+}
+
+static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
+{
+	const struct ringvm_config *cfg = &r->cfg;
+	struct mapped_file kernel = { 0 }, initrd = { 0 };
+	int ret;
+
+	if (cfg->cpus < 1 || cfg->cpus > RINGVM_MAX_CPUS)
+		return fail(err, errlen, -EINVAL, "--cpus must be between 1 and %d", RINGVM_MAX_CPUS);
+	if (cfg->memory < RINGVM_MIN_MEMORY || cfg->memory > RINGVM_MAX_MEMORY || cfg->memory % 4096)
+		return fail(err, errlen, -EINVAL,
+			    "--memory must be a multiple of 4K between 64M and 1T");
+	if (!cfg->kernel)
+		return fail(err, errlen, -EINVAL, "no kernel given");
+
+	ret = map_file(cfg->kernel, &kernel);
+	if (ret)
+		return fail(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
+			    ret == -ENODATA ? "empty file" : strerror(-ret));
+	if (cfg->initrd) {
+		ret = map_file(cfg->initrd, &initrd);
+		if (ret) {
+			ret = fail(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
+				   ret == -ENODATA ? "empty file" : strerror(-ret));
+			goto out;
+		}
+	}
+	if (access("/dev/kvm", F_OK) != 0) {
+		ret = fail(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
+		goto out;
+	}
+
+	const char *why;
+	ret = vm_create(&r->vm, cfg->memory, cfg->cpus, &why);
+	if (ret) {
+		ret = fail(err, errlen, ret, "%s: %s", why, strerror(-ret));
+		goto out;
+	}
+	r->vm_created = true;
+	r->vm.verbose = cfg->verbose;
+
+	struct x86_kernel k;
+	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
+	if (ret == -ENOEXEC) {
+		ret = fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
+		goto out;
+	} else if (ret == -ENOMEM) {
+		ret = fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
+			   cfg->kernel, (unsigned long long)(cfg->memory >> 20));
+		goto out;
+	} else if (ret) {
+		ret = fail(err, errlen, ret,
+			   "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
+			   cfg->kernel);
+		goto out;
+	}
+
+	struct x86_boot_info info = { .rsdp_addr = LAYOUT_ACPI_START };
+	if (initrd.data) {
+		info.initrd_size = initrd.size;
+		info.initrd_addr = x86_initrd_addr(&r->vm.mem, &k, initrd.size);
+		void *dst = info.initrd_addr ? gm_ptr(&r->vm.mem, info.initrd_addr, initrd.size) : NULL;
+		if (!dst) {
+			ret = fail(err, errlen, -ENOMEM,
+				   "initrd %s (%zu MiB) does not fit in guest memory next to the kernel",
+				   cfg->initrd, initrd.size >> 20);
+			goto out;
+		}
+		memcpy(dst, initrd.data, initrd.size);
+	}
+
+	ret = console_create(&r->console, &r->vm, cfg->console_in, cfg->console_out, cfg->argc == 0);
+	if (ret) {
+		ret = fail(err, errlen, ret, "console: %s", strerror(-ret));
+		goto out;
+	}
+	r->console_created = true;
+	ret = x86_legacy_register(&r->vm);
+	if (ret) {
+		ret = fail(err, errlen, ret, "legacy ports: %s", strerror(-ret));
+		goto out;
+	}
+	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
+	if (ret)
+		goto out;
+	/* Last of the checks, so that mistakes in the user's input are reported first. */
+	if (host_kvm_is_pvm()) {
+		ret = fail(err, errlen, -ENOTSUP,
+			   "/dev/kvm here is PVM (kvm_pvm), which cannot run a stock Linux kernel; use a "
+			   "hardware-KVM host or the KVM lab (tests/lab/run)");
+		goto out;
+	}
+
+	struct acpi_config acpi = {
+		.nr_cpus = cfg->cpus,
+		.mmio_devs = r->vm.virtio_mmio,
+		.nr_mmio_devs = r->vm.nr_virtio_mmio,
+	};
+	void *acpi_buf = gm_ptr(&r->vm.mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
+	ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
+	if (ret < 0) {
+		ret = fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+		goto out;
+	}
+
+	char cmdline[LAYOUT_CMDLINE_MAX];
+	ret = build_cmdline(r, &k, cmdline, sizeof(cmdline), err, errlen);
+	if (ret)
+		goto out;
+	info.cmdline = cmdline;
+	ret = x86_write_boot_info(&r->vm.mem, &k, &info);
+	if (!ret)
+		ret = x86_boot_tables_write(&r->vm.mem);
+	if (ret) {
+		ret = fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+		goto out;
+	}
+	if (cfg->verbose)
+		fprintf(stderr, "ringvm: kernel command line: %s\n", cmdline);
+
+	ret = vcpus_create(&r->vm);
+	if (!ret)
+		ret = x86_boot_regs_apply(r->vm.vcpus[0].fd, &k);
+	if (ret) {
+		ret = fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
+		goto out;
+	}
+	ret = 0;
+out:
+	unmap_file(&kernel);
+	unmap_file(&initrd);
+	return ret;
+}
+
+int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *err, size_t errlen)
+{
+	struct ringvm *r = calloc(1, sizeof(*r));
+	if (!r)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	r->cfg = *cfg;
+	int ret = ringvm_build(r, err, errlen);
+	if (ret) {
+		ringvm_destroy(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait for the end of the run; signals (when handled) and a panicking kernel end it too. */
+static void ringvm_wait(struct ringvm *r, int sig_fd)
+{
+	uint64_t panic_seen = 0;
+	while (!atomic_load(&r->vm.stopping)) {
+		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
+		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (sig_fd >= 0 && (p[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				vm_request_stop(&r->vm, VM_STOP_HOST, 128 + (int)si.ssi_signo,
+						"stopped by signal %u", si.ssi_signo);
+		}
+		if (atomic_load(&r->console.panicked)) {
+			if (!panic_seen)
+				panic_seen = now_ms();
+			else if (now_ms() - panic_seen > RINGVM_PANIC_GRACE_MS)
+				vm_request_stop(&r->vm, VM_STOP_PANIC, 0, "guest kernel panic");
+		}
+	}
+}
+
+static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
+{
+	struct vm *vm = &r->vm;
+	enum vm_stop_reason reason = vm->stop_reason;
+	memset(res, 0, sizeof(*res));
+	snprintf(res->message, sizeof(res->message), "%s", vm->stop_why);
+	res->t_first_run = vm->t_first_run;
+	res->t_init = atomic_load(&vm->t_init);
+	res->t_end = vm_now_ns();
+	/* A panicking kernel reboots (panic=-1) or stops: either way, report the panic. */
+	if (atomic_load(&r->console.panicked) &&
+	    (reason == VM_STOP_RESET || reason == VM_STOP_POWEROFF || reason == VM_STOP_CRASH ||
+	     reason == VM_STOP_PANIC)) {
+		res->end = RINGVM_END_PANIC;
+		snprintf(res->message, sizeof(res->message), "guest kernel panic");
+		return;
+	}
+	switch (reason) {
+	case VM_STOP_EXIT_STATUS:
+		res->end = RINGVM_END_EXIT_STATUS;
+		res->status = vm->stop_status;
+		break;
+	case VM_STOP_POWEROFF:
+		res->end = RINGVM_END_POWEROFF;
+		break;
+	case VM_STOP_RESET:
+		res->end = RINGVM_END_RESET;
+		break;
+	case VM_STOP_PANIC:
+		res->end = RINGVM_END_PANIC;
+		break;
+	case VM_STOP_CRASH:
+		res->end = RINGVM_END_CRASH;
+		break;
+	case VM_STOP_HOST:
+		res->end = RINGVM_END_STOPPED;
+		res->status = vm->stop_status;
+		break;
+	case VM_STOP_NONE:
+	case VM_STOP_ERROR:
+		res->end = RINGVM_END_ERROR;
+		break;
+	}
+}
+
+int ringvm_run(struct ringvm *r, struct ringvm_result *res)
+{
+	int sig_fd = -1;
+	sigset_t sigs, old;
+	sigemptyset(&sigs);
+	if (r->cfg.handle_signals) {
+		sigaddset(&sigs, SIGINT);
+		sigaddset(&sigs, SIGTERM);
+		sigaddset(&sigs, SIGHUP);
+	}
+	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask. */
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	if (r->cfg.handle_signals) {
+		sigdelset(&sigs, SIGUSR1);
+		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	}
+
+	int ret = ringvm_devices_start(&r->devices);
+	if (!ret)
+		ret = console_start(&r->console);
+	if (!ret)
+		ret = vcpus_start(&r->vm);
+	if (ret)
+		vm_request_stop(&r->vm, VM_STOP_ERROR, 0, "could not start: %s", strerror(-ret));
+	else
+		ringvm_wait(r, sig_fd);
+
+	vcpus_stop(&r->vm);
+	ringvm_devices_stop(&r->devices);
+	console_destroy(&r->console);
+	ringvm_fill_result(r, res);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+void ringvm_stop(struct ringvm *r)
+{
+	vm_request_stop(&r->vm, VM_STOP_HOST, 0, "stopped by the host");
+}
+
+void ringvm_destroy(struct ringvm *r)
+{
+	if (!r)
+		return;
+	if (r->vm_created)
+		vcpus_stop(&r->vm);
+	ringvm_devices_destroy(&r->devices);
+	if (r->console_created) {
+		console_destroy(&r->console);
+		uart_destroy(&r->console.uart);
+	}
+	if (r->vm_created)
+		vm_destroy(&r->vm);
+	free(r);
+}
+
+int ringvm_exit_code(const struct ringvm_result *res)
+{
+	switch (res->end) {
+	case RINGVM_END_EXIT_STATUS:
+	case RINGVM_END_STOPPED: /* 128 + the signal that stopped it, or 0 for Ctrl-A x */
+		return res->status;
+	case RINGVM_END_POWEROFF:
+	case RINGVM_END_RESET:
+		return 0;
+	case RINGVM_END_PANIC:
+	case RINGVM_END_CRASH:
+		return RINGVM_EXIT_CRASH;
+	case RINGVM_END_ERROR:
+		break;
+	}
+	return RINGVM_EXIT_ERROR;
+}
