@@ -66,3 +66,23 @@ guest-smoke: $(GUEST_INITRD)
 .PHONY: guest-boot-qemu
 guest-boot-qemu: $(GUEST_KERNEL) $(GUEST_INITRD)
 	guest/test-boot-qemu.sh $(GUEST_KERNEL) $(GUEST_INITRD)
+
+# The bookworm-backports kernel (6.12): its virtiofs driver spreads requests over several queues.
+# Integration tests boot it too (tests/integration/fs.sh); modules come .ko.xz and are unpacked.
+GUEST_BPO_KERNEL_DIR := $(GUEST_DIR)/kernel-bpo
+GUEST_BPO_KERNEL := $(GUEST_BPO_KERNEL_DIR)/vmlinuz
+GUEST_BPO_INITRD := $(GUEST_DIR)/initramfs-bpo.img
+ALL_TARGETS += $(GUEST_BPO_KERNEL) $(GUEST_BPO_INITRD)
+
+$(GUEST_BPO_KERNEL_DIR)/version:
+	@$(if $(Q),echo "  FETCH   $(GUEST_BPO_KERNEL_DIR)")
+	$(Q)guest/fetch-kernel.sh cloud-amd64 $(GUEST_BPO_KERNEL_DIR) bookworm-backports
+
+$(GUEST_BPO_KERNEL): | $(GUEST_BPO_KERNEL_DIR)/version
+	$(Q)test -f $@
+
+$(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitramfs.sh \
+		guest/kmod-closure.sh guest/guest.mk
+	@$(if $(Q),echo "  CPIO    $@")
+	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
+		$(GUEST_MODULES) >/dev/null

@@ -35,7 +35,7 @@ fi
 stage=${out%%.cpio*}.d
 rm -rf "$stage"
 mkdir -p "$stage"
-(cd "$stage" && mkdir -p bin sbin usr/bin usr/sbin etc root proc sys dev run tmp lib/modules)
+(cd "$stage" && mkdir -p bin sbin usr/bin usr/sbin etc root proc sys dev run tmp mnt var/tmp lib/modules)
 chmod 1777 "$stage/tmp"
 chmod 0700 "$stage/root"
 install -m 0755 "$init" "$stage/init"
@@ -55,13 +55,22 @@ done
 if [ $# -gt 0 ]; then
 	"$here/kmod-closure.sh" "$moddir" "$@" >"$stage/closure"
 	[ -s "$stage/closure" ] || { echo "mkinitramfs: no module found for: $*" >&2; exit 1; }
+	# Newer Debian kernels ship .ko.xz; PID 1 loads plain files with finit_module, so unpack them here.
 	while read -r ko; do
+		plain=${ko%.xz}
+		plain=${plain%.zst}
+		plain=${plain%.gz}
 		mkdir -p "$stage/lib/modules/$release/$(dirname "$ko")"
-		cp "$moddir/$ko" "$stage/lib/modules/$release/$ko"
-		echo "$release/$ko" >>"$stage/lib/modules/load.order"
+		case $ko in
+		*.xz) xz -dc "$moddir/$ko" >"$stage/lib/modules/$release/$plain" ;;
+		*.zst) zstd -qdc "$moddir/$ko" >"$stage/lib/modules/$release/$plain" ;;
+		*.gz) gzip -dc "$moddir/$ko" >"$stage/lib/modules/$release/$plain" ;;
+		*) cp "$moddir/$ko" "$stage/lib/modules/$release/$ko" ;;
+		esac
+		echo "$release/$plain" >>"$stage/lib/modules/load.order"
 	done <"$stage/closure"
-	awk 'NR == FNR { want[$0 ":"] = 1; next } ($1 in want)' "$stage/closure" "$moddir/modules.dep" \
-		>"$stage/lib/modules/$release/modules.dep"
+	awk 'NR == FNR { want[$0 ":"] = 1; next } ($1 in want)' "$stage/closure" "$moddir/modules.dep" |
+		sed 's/\.ko\.\(xz\|zst\|gz\)/.ko/g' >"$stage/lib/modules/$release/modules.dep"
 	rm "$stage/closure"
 fi
 

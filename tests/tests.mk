@@ -1,6 +1,7 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem
+UNIT_TESTS += boot cli_parse guest_mem seccomp
+test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c

@@ -26,6 +26,7 @@
 #include "vmm/console.h"
 #include "vmm/devices.h"
 #include "vmm/machine.h"
+#include "vmm/seccomp.h"
 
 #define RINGVM_MIN_MEMORY (64ULL << 20)
 #define RINGVM_MAX_MEMORY (1ULL << 40)
@@ -55,6 +56,7 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	cfg->memory = 512ULL << 20;
 	cfg->console_in = STDIN_FILENO;
 	cfg->console_out = STDOUT_FILENO;
+	cfg->seccomp = true;
 }
 
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -436,6 +438,9 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	int ret = ringvm_devices_start(&r->devices);
 	if (!ret)
 		ret = console_start(&r->console);
+	/* From here on the VMM only serves the guest: lock the set of system calls down. */
+	if (!ret && r->cfg.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
+		ret = ret < 0 ? ret : -EPERM;
 	if (!ret)
 		ret = vcpus_start(&r->vm);
 	if (ret)

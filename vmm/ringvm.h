@@ -27,9 +27,11 @@ struct ringvm_config {
 	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
 	int console_out;     /* the guest console's bytes */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
+	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
+			      * (default true; a runtime doing other work in-process may opt out) */
 };
 
-/* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command. */
+/* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command, seccomp on. */
 void ringvm_config_init(struct ringvm_config *cfg);
 
 enum ringvm_end {

@@ -1,0 +1,60 @@
+#!/bin/bash
+# blk.sh: `make bench-blk`: the same fio jobs against one disk image from the host, ringvm and QEMU (virtio-blk
+# with an iothread), as one table of IOPS, bandwidth, latency and ratios. Run through tests/with-kvm.
+#
+# Figures, never pass/fail: a peer that fails or hangs shows "failed" in its cells, the others still run.
+# Raw results stay in build/bench/blk/ (RESULTS, one console log per peer) even if the run dies half way.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/bench/peers/lib.sh
+kernel=${KERNEL:-build/guest/kernel/vmlinuz}
+size=${DISK_MB:-1024}
+runtime=${RUNTIME:-10}
+out=build/bench/blk
+data=${BENCH_DATA:-/var/tmp/ringvm-bench-blk}
+mkdir -p "$out" "$data" && rm -f "$out"/*
+trap 'rm -rf "$data"' EXIT
+latency=$(bench_hold_latency)
+say() { echo "blk: $(date +%T) $*" >&2; }
+say prepare
+
+# The image lives in memory (tmpfs): the figures are about the path from the guest to the host's file,
+# not about a disk. Written in full, so no read hits a hole.
+img=$data/disk.img
+dd if=/dev/urandom of="$img" bs=1M count="$size" status=none || { echo "blk: cannot write $img" >&2; exit 1; }
+tests/bench/peers/prepare.sh blk && cp build/bench/blk-initrd.img "$data/initrd" ||
+	{ echo "blk: cannot build the tools initramfs" >&2; exit 1; }
+limit=$((4 * (runtime + 2) + 240))
+cmd="ringvm.cmd=sh,/bench/fio-jobs.sh,blk,/dev/vda,$runtime"
+
+# tmpfs has no O_DIRECT in L1's Linux 6.1, so the host reads through the page cache (that is, memory),
+# and the peers open the image without O_DIRECT too. Inside the guests direct=1 bypasses the guest's cache.
+say host
+FIO_DIRECT=0 tests/bench/peers/fio-jobs.sh blk "$img" "$runtime" >"$out/host.log" 2>&1
+bench_results host "$out/host.log" >>"$out/RESULTS"
+
+say ringvm
+bench_ringvm "$out/ringvm.log" "$limit" --initrd "$data/initrd" --disk "$img,direct=off" \
+	-- sh /bench/fio-jobs.sh blk /dev/vda "$runtime"
+echo "# ringvm status $?" >>"$out/ringvm.log"
+bench_results ringvm "$out/ringvm.log" >>"$out/RESULTS"
+
+say qemu
+bench_qemu "$out/qemu.log" "$limit" "$kernel" "$data/initrd" "$cmd" \
+	-object iothread,id=io1 \
+	-drive "if=none,id=d0,file=$img,format=raw,aio=io_uring,cache.direct=off" \
+	-device virtio-blk-device,drive=d0,iothread=io1
+echo "# qemu status $?" >>"$out/qemu.log"
+bench_results qemu "$out/qemu.log" >>"$out/RESULTS"
+
+# A peer that printed nothing at all still gets its row of "failed".
+for peer in host ringvm qemu; do
+	for job in randread-4k-qd1 randread-4k-qd64 randwrite-4k-qd64 seqread-128k-qd16; do
+		grep -q "^$peer $job " "$out/RESULTS" || echo "$peer $job failed" >>"$out/RESULTS"
+	done
+done
+echo "bench-blk: fio ${runtime}s + 2s ramp per job, libaio, $((size))MiB image on tmpfs; guests: 1 vCPU, $BENCH_MEM,"
+echo "  $(basename "$kernel") $(cat "$(dirname "$kernel")/version" 2>/dev/null); host: $(uname -r), $(nproc) CPUs;" \
+	"/dev/cpu_dma_latency $latency"
+echo "  QEMU $(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p') microvm, virtio-blk-device + iothread, aio=io_uring, cache.direct=off"
+bench_table "$out/RESULTS" host qemu

@@ -1,0 +1,40 @@
+#!/bin/sh
+# guest-fs.sh 9p|virtiofs DIR [RUNTIME]: the fs benchmark in the guest: mount DIR if 9p, fio on DIR/data.bin, then the
+# metadata workload on a copy of /bench/tree.tar. Prints RESULT and META lines (see fio-jobs.sh).
+kind=$1
+dir=$2
+if [ "$kind" = 9p ]; then
+	# msize 512 KiB: 9p's default (128 KiB in 6.1) would cap the 128k jobs at one request each.
+	mkdir -p "$dir" && mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 bench "$dir" || {
+		echo "META mount failed"
+		exit 1
+	}
+fi
+/bench/fio-jobs.sh fs "$dir/data.bin" "${3:-8}"
+
+now() { date +%s.%N; }
+# step NAME CMD...: time CMD after dropping the guest's caches, so the share serves every lookup.
+step() {
+	name=$1
+	shift
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	t0=$(now)
+	if "$@"; then
+		echo "META $name $(now) $t0" | awk '{ printf "META %s %.3f\n", $2, $3 - $4 }'
+	else
+		echo "META $name failed"
+	fi
+}
+tree=$dir/tree.$$
+untar() { mkdir -p "$tree" && tar -xf /bench/tree.tar -C "$tree" && sync; }
+count() { find "$tree" >/tmp/list && echo "META files $(wc -l </tmp/list)"; }
+usage() { du -s "$tree" >/dev/null; }
+# Eight stat(1) processes at once over the file list, 64 names per call.
+storm() { xargs -d '\n' -P 8 -n 64 stat -c %s </tmp/list >/dev/null; }
+remove() { rm -rf "$tree"; }
+step untar untar
+step find count
+step du usage
+step stat-storm storm
+step rm remove

@@ -1,0 +1,82 @@
+# lib.sh: what blk.sh and fs.sh share: the tools initramfs, how to run a peer, how to read fio's results.
+# Sourced (bash). Runs where KVM boots a stock kernel (inside the lab here).
+
+BENCH_EXIT_PORT=$(sed -n 's/^#define RINGVM_EXIT_PORT \(0x[0-9a-f]*\)$/\1/p' guest/protocol.h)
+BENCH_APPEND="console=ttyS0 quiet loglevel=0 panic=-1"
+BENCH_MEM=1G
+
+# The host's idle vCPUs halt deeply (MACHINE-NOTES.md): a wake-up costs ~30 us, which a depth-1 job pays on
+# every request. Holding /dev/cpu_dma_latency at 0 keeps them polling while this shell (and its children,
+# which inherit fd 9) lives.
+bench_hold_latency() {
+	if exec 9>/dev/cpu_dma_latency 2>/dev/null && printf '\0\0\0\0' >&9; then
+		echo "held at 0"
+	else
+		echo "NOT held (no /dev/cpu_dma_latency)"
+	fi
+}
+
+# bench_qemu OUT TIMEOUT KERNEL INITRD CMDLINE QEMU_ARG...: boot a QEMU microvm (virtio-mmio, like ringvm)
+# with our PID 1; its console goes to OUT. Returns the guest command's status (isa-debug-exit on the
+# exit port turns status S into QEMU's (S << 1) | 1), 124 on timeout, 121 if QEMU failed otherwise.
+bench_qemu() {
+	local out=$1 limit=$2 kernel=$3 initrd=$4 cmdline=$5 rc
+	shift 5
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel kvm -cpu host -M microvm -m "$BENCH_MEM" -smp 1 \
+		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
+		-global virtio-mmio.force-legacy=false \
+		-device "isa-debug-exit,iobase=$BENCH_EXIT_PORT,iosize=1" \
+		-kernel "$kernel" -initrd "$initrd" -append "$BENCH_APPEND $cmdline" "$@" \
+		</dev/null >"$out" 2>&1
+	rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		return 124
+	elif [ $((rc & 1)) = 1 ] && [ $rc -lt 512 ]; then
+		return $((rc >> 1))
+	fi
+	return 121
+}
+
+# bench_ringvm OUT TIMEOUT RINGVM_ARG...: ringvm run with a time limit; its output goes to OUT.
+bench_ringvm() {
+	local out=$1 limit=$2
+	shift 2
+	timeout -k 5 "$limit" "${RINGVM:-build/ringvm}" run --memory "$BENCH_MEM" "$@" </dev/null >"$out" 2>&1
+}
+
+# bench_results PEER OUT: turn OUT's "RESULT job terse-line" lines into "PEER job iops bw_kib lat_us p99_us".
+# Terse v3 fields: read bw 7, iops 8, total latency mean 40, clat p99 18 ("99.000000%=N"); the write
+# side is the same list 41 fields later. A job whose read side did nothing is a write job.
+bench_results() {
+	awk -v peer="$1" '
+	/^RESULT / {
+		name = $2
+		if ($3 == "failed" || NF < 3) { print peer, name, "failed"; next }
+		n = split($3, f, ";")
+		o = (f[8] + 0 > 0) ? 0 : 41
+		if (n < 81 || f[8 + o] + 0 == 0) { print peer, name, "failed"; next }
+		p = f[18 + o]; sub(/.*=/, "", p)
+		printf "%s %s %.0f %.0f %.1f %.0f\n", peer, name, f[8 + o], f[7 + o], f[40 + o], p
+	}' "$2"
+}
+
+# bench_table RESULTS BASE1 BASE2: one row per job and peer from bench_results lines, with IOPS ratios
+# against peers BASE1 and BASE2 (blank when either side failed).
+bench_table() {
+	awk -v b1="$2" -v b2="$3" '
+	{ key = $1 SUBSEP $2; row[key] = $0; iops[key] = ($3 == "failed") ? 0 : $3
+	  if (!($2 in seenjob)) { seenjob[$2] = 1; jobs[++nj] = $2 }
+	  if (!($1 in seenpeer)) { seenpeer[$1] = 1; peers[++np] = $1 } }
+	END {
+		printf "%-22s %-14s %9s %10s %10s %9s %8s %8s\n", "job", "peer", "IOPS", "MiB/s", "lat us", "p99 us", "/" b1, "/" b2
+		for (j = 1; j <= nj; j++) for (p = 1; p <= np; p++) {
+			key = peers[p] SUBSEP jobs[j]
+			if (!(key in row)) continue
+			split(row[key], f, " ")
+			if (f[3] == "failed") { printf "%-22s %-14s %9s\n", jobs[j], peers[p], "failed"; continue }
+			r1 = iops[b1 SUBSEP jobs[j]]; r2 = iops[b2 SUBSEP jobs[j]]
+			printf "%-22s %-14s %9d %10.1f %10.1f %9d %8s %8s\n", jobs[j], peers[p], f[3], f[4] / 1024, f[5], f[6],
+				r1 ? sprintf("%.2f", f[3] / r1) : "-", r2 ? sprintf("%.2f", f[3] / r2) : "-"
+		}
+	}' "$1"
+}

@@ -1,0 +1,80 @@
+/* test_seccomp.c: after seccomp_install() the listed calls work and anything else kills the process. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* Run fn in a child under the filter; return its wait status. */
+static int confined(int (*fn)(void))
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (seccomp_install(SECCOMP_MODE_KILL) != 0)
+			_exit(100);
+		_exit(fn());
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static int allowed_calls(void)
+{
+	int fd = openat(AT_FDCWD, "/proc/self/status", O_RDONLY);
+	char buf[64];
+	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0 || close(fd) != 0)
+		return 1;
+	return write(STDOUT_FILENO, "", 0) == 0 ? 0 : 2;
+}
+
+static int make_socket(void)
+{
+	return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 3;
+}
+
+static int run_exec(void)
+{
+	char *argv[] = { "/bin/true", NULL };
+	execv("/bin/true", argv);
+	return 4;
+}
+
+static int bad_ioctl(void)
+{
+	/* FIONREAD is a harmless ioctl, but not one of the listed requests. */
+	int n;
+	return ioctl(STDIN_FILENO, FIONREAD, &n) == 0 ? 0 : 5;
+}
+
+static int unshare_net(void)
+{
+	return unshare(CLONE_NEWNET) == 0 ? 0 : 6;
+}
+
+int main(void)
+{
+	int st = confined(allowed_calls);
+	TAP_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "listed calls (openat, read, close, write) still work");
+	st = confined(make_socket);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "socket() kills the process (SIGSYS)");
+	st = confined(run_exec);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "execve() kills the process");
+	st = confined(bad_ioctl);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "an ioctl outside the list kills the process");
+	st = confined(unshare_net);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "unshare other than CLONE_FS kills the process");
+	setenv("RINGVM_SECCOMP", "off", 1);
+	TAP_CHECK(seccomp_mode_from_env() == SECCOMP_MODE_OFF, "RINGVM_SECCOMP=off is understood");
+	setenv("RINGVM_SECCOMP", "bogus", 1);
+	TAP_CHECK(seccomp_mode_from_env() == SECCOMP_MODE_KILL, "an unknown RINGVM_SECCOMP means kill");
+	return tap_done();
+}
