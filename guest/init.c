@@ -225,6 +225,8 @@ static void init_power_signals(void)
 			say("sigaction(%d): %s", sigs[i], strerror(errno));
 }
 
+static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
+
 /* In the child: a new session on the console, the fixed environment, then exec. Never returns. */
 static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 {
@@ -248,6 +250,14 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 		for (int i = 0; i <= STDERR_FILENO; i++)
 			if (fd != i && dup2(fd, i) < 0)
 				say("dup2: %s", strerror(errno));
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	/* ringvm.stdin=null: the host forwards no input, so give the command an EOF, not a silent tty. */
+	if (init_stdin_null) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+			say("cannot open /dev/null as stdin: %s", strerror(errno));
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
@@ -347,6 +357,8 @@ int main(void)
 		say("cannot read /proc/cmdline: %s", strerror(-len));
 		init_finish(INIT_STATUS_BAD_REQUEST, -1);
 	}
+	init_stdin_null = cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIN, verbose, sizeof(verbose)) == 4 &&
+			  !strcmp(verbose, "null");
 	say_verbose = cmdline_find_param(cmdline, RINGVM_CMDLINE_VERBOSE, verbose, sizeof(verbose)) == 1 &&
 		      verbose[0] == '1';
 	fs_mount_boot();

@@ -11,6 +11,8 @@
  *                            and '%' never appear raw. An empty ARG is written as "%". Absent: PID 1
  *                            runs an interactive shell on the console.
  *   ringvm.verbose=1         PID 1 reports what it does (module loads, mounts) on the console.
+ *   ringvm.stdin=null        the command's stdin is /dev/null instead of the console: the VMM says so
+ *                            when its own stdin is not a terminal (nothing would ever be typed).
  *   ringvm.mount=TAG,PATH,MODE,TAG,PATH,MODE,...
  *                            virtio-fs shares (--share), in the ringvm.cmd= wire form: a list of
  *                            triples, each field percent-encoded; MODE is "ro" or "rw". PID 1 mounts
@@ -38,6 +40,7 @@
 #define RINGVM_BOOT_PORT 0x5f1
 #define RINGVM_CMDLINE_CMD "ringvm.cmd="
 #define RINGVM_CMDLINE_VERBOSE "ringvm.verbose="
+#define RINGVM_CMDLINE_STDIN "ringvm.stdin="
 #define RINGVM_CMDLINE_MOUNT "ringvm.mount="
 #define RINGVM_CMDLINE_ROOT "ringvm.root="
 

@@ -181,6 +181,13 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			return fail(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
+	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	if (cfg->argc > 0 && (cfg->console_in < 0 || !isatty(cfg->console_in))) {
+		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
+		if (n < 0 || (size_t)n >= outlen - len)
+			return fail(err, errlen, -E2BIG, "kernel command line too long");
+		len += (size_t)n;
+	}
 	if (append_mounts(r, out, outlen, &len))
 		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))

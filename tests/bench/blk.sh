@@ -5,7 +5,7 @@
 # Figures, never pass/fail: a peer that fails or hangs shows "failed" in its cells, the others still run.
 # Raw results stay in build/bench/blk/ (RESULTS, one console log per peer) even if the run dies half way.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . tests/bench/peers/lib.sh
 kernel=${KERNEL:-build/guest/kernel/vmlinuz}
 size=${DISK_MB:-1024}
@@ -22,7 +22,8 @@ say prepare
 # not about a disk. Written in full, so no read hits a hole.
 img=$data/disk.img
 dd if=/dev/urandom of="$img" bs=1M count="$size" status=none || { echo "blk: cannot write $img" >&2; exit 1; }
-tests/bench/peers/prepare.sh blk && cp build/bench/blk-initrd.img "$data/initrd" ||
+# `make bench-blk` has prepared the image on the host; rebuilding it here (over 9p, under TCG) takes minutes.
+{ [ -e build/bench/blk-initrd.img ] || tests/bench/peers/prepare.sh blk; } && cp build/bench/blk-initrd.img "$data/initrd" ||
 	{ echo "blk: cannot build the tools initramfs" >&2; exit 1; }
 limit=$((4 * (runtime + 2) + 240))
 cmd="ringvm.cmd=sh,/bench/fio-jobs.sh,blk,/dev/vda,$runtime"
@@ -56,5 +57,6 @@ done
 echo "bench-blk: fio ${runtime}s + 2s ramp per job, libaio, $((size))MiB image on tmpfs; guests: 1 vCPU, $BENCH_MEM,"
 echo "  $(basename "$kernel") $(cat "$(dirname "$kernel")/version" 2>/dev/null); host: $(uname -r), $(nproc) CPUs;" \
 	"/dev/cpu_dma_latency $latency"
+echo "  ringvm: seccomp ${RINGVM_SECCOMP:-on (kill)}"
 echo "  QEMU $(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p') microvm, virtio-blk-device + iothread, aio=io_uring, cache.direct=off"
 bench_table "$out/RESULTS" host qemu

@@ -28,7 +28,8 @@ latency=$(bench_hold_latency)
 say() { echo "fs: $(date +%T) $*" >&2; }
 say prepare
 
-tests/bench/peers/prepare.sh fs && cp build/bench/fs-initrd.img "$data/initrd" ||
+# `make bench-fs` has prepared the image on the host; rebuilding it here (over 9p, under TCG) takes minutes.
+{ [ -e build/bench/fs-initrd.img ] || tests/bench/peers/prepare.sh fs; } && cp build/bench/fs-initrd.img "$data/initrd" ||
 	{ echo "fs: cannot build the initramfs" >&2; exit 1; }
 dd if=/dev/urandom of="$share/data.bin" bs=1M count="$size" status=none || exit 1
 limit=$((10 * (runtime + 2) + 400))
@@ -43,8 +44,15 @@ peer_done() {
 }
 
 say ringvm
-bench_ringvm "$out/ringvm.log" "$limit" --kernel "$kernel" --initrd "$data/initrd" --share "$share:/mnt/share" \
-	-- sh /bench/guest-fs.sh virtiofs /mnt/share "$runtime"
+# ringvm keeps an O_PATH fd per inode the guest holds and bounds them by RLIMIT_NOFILE; with the lab's
+# default limit an untar of a few thousand files runs out (ENFILE). virtiofsd raises its own limit to 1M
+# (--rlimit-nofile); RINGVM_NOFILE gives ringvm the same, empty leaves the limit alone.
+nofile=${RINGVM_NOFILE-1048576}
+(
+	[ -z "$nofile" ] || ulimit -n "$nofile" || echo "fs: cannot set ulimit -n $nofile" >&2
+	bench_ringvm "$out/ringvm.log" "$limit" --kernel "$kernel" --initrd "$data/initrd" \
+		--share "$share:/mnt/share" -- sh /bench/guest-fs.sh virtiofs /mnt/share "$runtime"
+)
 peer_done ringvm $?
 
 # virtiofsd POOL: QEMU with vhost-user-fs served by the C virtiofsd, cache=auto like ringvm's default.
@@ -84,6 +92,7 @@ done
 echo "bench-fs: fio ${runtime}s + 2s ramp per job, direct=1, one ${size}MiB file shared by the jobs, on tmpfs;"
 echo "  guests: 1 vCPU, $BENCH_MEM, $(basename "$kernel") $(cat "$kdir/version"), all peers; host: $(uname -r)," \
 	"$(nproc) CPUs; /dev/cpu_dma_latency $latency"
+echo "  ringvm: seccomp ${RINGVM_SECCOMP:-on (kill)}, ulimit -n ${nofile:-unchanged ($(ulimit -n))}; QEMU $(qemu-system-x86_64 --version | sed -n "1s/.*version \([^ ]*\).*/\1/p") microvm"
 echo "  cache=auto (ringvm, virtiofsd); 9p: QEMU virtio-9p, msize=512k, cache=none; tree: $(tar -tf build/bench/tree.tar | wc -l) entries"
 bench_table "$out/RESULTS" virtiofsd virtiofsd-tp64
 echo

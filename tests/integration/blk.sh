@@ -110,13 +110,13 @@ truncate -s 128M "$fio_img"
 vm --cpus 2 --root / --disk "$fio_img" -- sh -c 'command -v fio >/dev/null || { echo NO_FIO; exit 0; }
 	fio --name=verify --filename=/dev/vda --rw=randwrite --bs=4k --size=48M --offset_increment=64M \
 		--numjobs=2 --iodepth=32 --ioengine=libaio --direct=1 --verify=crc32c --verify_fatal=1 \
-		--do_verify=1 --group_reporting --output-format=terse --terse-version=3 \
-		--output=/tmp/fio.out 2>/tmp/fio.err
-	s=$?; echo "FIO_STATUS $s"; grep ";" /tmp/fio.out | cut -d";" -f5 | head -n 1 | sed "s/^/FIO_ERR /"; exit $s'
+		--do_verify=1 --group_reporting --eta=never --output=/tmp/fio.out 2>/tmp/fio.err
+	s=$?; echo "FIO_STATUS $s"; grep -o "err= *[0-9]*" /tmp/fio.out | head -n 1 | tr -d " " | sed "s/^/FIO_/"
+	grep -o "verify.*error.*" /tmp/fio.out /tmp/fio.err | head -n 3; exit $s'
 if grep -q NO_FIO "$tmp/out"; then
 	notok "fio verify: fio is not in the guest initramfs (add /usr/bin/fio and its libraries)"
 else
-	[ "$rc" = 0 ] && grep -q "^FIO_STATUS 0" "$tmp/out" && grep -q "^FIO_ERR 0" "$tmp/out" &&
+	[ "$rc" = 0 ] && grep -q "^FIO_STATUS 0" "$tmp/out" && grep -q "^FIO_err=0$" "$tmp/out" &&
 		ok "fio --verify=crc32c numjobs=2 iodepth=32: zero errors" || notok "fio verify $(show)"
 fi
 

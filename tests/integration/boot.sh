@@ -26,6 +26,11 @@ vm -- sh -c 'exit 7'
 vm -- sh -c 'kill -9 $$'
 [ "$rc" = 137 ] && ok "a command killed by SIGKILL gives 128+9" || notok "killed command $(show)"
 
+# stdin is not a terminal here: the command must read EOF, not wait for a console nobody types into.
+vm -- sh -c 'cat; echo read-eof'
+[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = read-eof ] && ok "with no terminal, the command's stdin is at EOF" ||
+	notok "stdin EOF $(show)"
+
 vm -- /no/such/command
 [ "$rc" = 127 ] && grep -q "no/such/command" "$tmp/out" && ok "a missing command gives 127 and says so" ||
 	notok "missing command $(show)"

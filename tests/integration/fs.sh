@@ -187,7 +187,7 @@ vm --share "$S:/mnt" -- sh -c 'echo hello >/mnt/a && cat /mnt/a && mkdir /mnt/d 
 
 echo "from host" >"$S/hostfile"
 vm --share "$S:/mnt,readonly" -- sh -c 'cat /mnt/hostfile; echo x >/mnt/new 2>&1; echo x >>/mnt/hostfile;
-	rm /mnt/hostfile; mkdir /mnt/nd; touch /mnt/hostfile; echo done'
+	rm -f /mnt/hostfile; mkdir /mnt/nd; touch /mnt/hostfile; echo done'
 grep -q "from host" "$tmp/out" && [ ! -e "$S/new" ] && [ ! -e "$S/nd" ] &&
 	[ "$(cat "$S/hostfile")" = "from host" ] && grep -qi "read-only" "$tmp/out" &&
 	ok "readonly share: reads work, every change fails with EROFS" || notok "readonly $(show)"

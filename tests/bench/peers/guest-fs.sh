@@ -12,7 +12,10 @@ if [ "$kind" = 9p ]; then
 fi
 /bench/fio-jobs.sh fs "$dir/data.bin" "${3:-8}"
 
-now() { date +%s.%N; }
+# GNU tools from peers/mktools.sh by full path: busybox sh runs its own applet for some names (xargs)
+# whatever PATH says, and busybox has no %N in date, no -d in xargs.
+bin=/usr/local/bin
+now() { $bin/date +%s.%N; }
 # step NAME CMD...: time CMD after dropping the guest's caches, so the share serves every lookup.
 step() {
 	name=$1
@@ -27,11 +30,11 @@ step() {
 	fi
 }
 tree=$dir/tree.$$
-untar() { mkdir -p "$tree" && tar -xf /bench/tree.tar -C "$tree" && sync; }
-count() { find "$tree" >/tmp/list && echo "META files $(wc -l </tmp/list)"; }
-usage() { du -s "$tree" >/dev/null; }
+untar() { mkdir -p "$tree" && $bin/tar -xf /bench/tree.tar -C "$tree" && $bin/sync; }
+count() { $bin/find "$tree" >/tmp/list && echo "META files $($bin/wc -l </tmp/list)"; }
+usage() { $bin/du -s "$tree" >/dev/null; }
 # Eight stat(1) processes at once over the file list, 64 names per call.
-storm() { xargs -d '\n' -P 8 -n 64 stat -c %s </tmp/list >/dev/null; }
+storm() { $bin/xargs -d '\n' -P 8 -n 64 $bin/stat -c %s </tmp/list >/dev/null; }
 remove() { rm -rf "$tree"; }
 step untar untar
 step find count

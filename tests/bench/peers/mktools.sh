@@ -12,13 +12,13 @@ out=$2
 shift 2
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-# /usr/bin comes before /bin in PID 1's PATH, so these shadow busybox's applets of the same name.
+# Into /usr/local/bin, first in PID 1's PATH: the kernel does not replace busybox's applet links that
+# already exist at /usr/bin/xargs and the like when a later archive brings a file of the same name.
 tools="/usr/bin/fio /usr/bin/tar /usr/bin/find /usr/bin/xargs /usr/bin/stat /usr/bin/du /usr/bin/date
 	/usr/bin/sync /usr/bin/wc"
-mkdir -p "$stage/bench"
+mkdir -p "$stage/bench" "$stage/usr/local/bin"
 for t in $tools; do
-	mkdir -p "$stage$(dirname "$t")"
-	cp -L "$t" "$stage$t"
+	cp -L "$t" "$stage/usr/local/bin/"
 done
 # shellcheck disable=SC2086
 ldd $tools 2>/dev/null | awk '/=> \// { print $3 } /^\t\/[^ ]*ld-linux/ { print $1 }' | sort -u |
@@ -38,6 +38,7 @@ case $(od -An -tx1 -N4 "$base" | tr -d ' ') in
 1f8b*) gzip -dc "$base" ;;
 28b52ffd) zstd -dc "$base" ;;
 *) cat "$base" ;;                # assume an uncompressed cpio
-esac >"$out"
-cat "$stage.cpio" >>"$out"
+esac >"$out.tmp"
+cat "$stage.cpio" >>"$out.tmp"
+mv "$out.tmp" "$out"
 rm -f "$stage.cpio"

@@ -2,6 +2,7 @@
 # prepare.sh blk|fs: build what a benchmark's guests boot (initramfs + tools) and the metadata tree, under
 # build/bench/, unless they are already newer than their inputs. Fast on the host, slow inside the lab
 # (everything there is read over 9p under TCG), so `make bench-*` runs it before entering the lab.
+# shellcheck disable=SC2086 # $scripts: a list of plain paths, split on purpose
 set -eu
 cd "$(dirname "$0")/../../.."
 kind=$1
