@@ -27,7 +27,7 @@ fs)
 	# A few thousand small files from the host's documentation, in a fixed order.
 	fresh "$out/tree.tar" tests/bench/peers/prepare.sh ||
 		(cd / && find usr/share/doc -size -32k \( -type f -o -type l \) | LC_ALL=C sort |
-			head -n "${TREE_FILES:-4000}" | tar -cf - -T -) >"$out/tree.tar"
+			head -n "${TREE_FILES:-2000}" | tar -cf - -T -) >"$out/tree.tar"
 	if ! fresh "$out/fs-initrd.img" build/guest/init "$kdir/version" "$out/tree.tar" \
 		tests/bench/peers/mktools.sh $scripts; then
 		COMPRESS=none guest/mkinitramfs.sh build/guest/init "$kdir" "$out/fs-base.img" \
