@@ -3,12 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
-
-/* getdents64 buffer: one page of replies holds at most this many bytes of names and headers. */
-#define FS_DIRBUF 8192
 
 int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 		  struct fs_out *o)
@@ -59,15 +58,35 @@ static void fs_plus_entry(struct fs_server *s, int dirfd, const char *name,
 }
 
 /*
- * The offset the guest sends is the d_off cookie of the last entry it got (0 at the start): seek
- * the host directory there and read on. Each entry's own d_off goes back as its cookie, so the
- * guest can stop anywhere and resume exactly after the last entry that fit.
+ * Position the handle's stream for a READDIR at `offset`, the d_off cookie of the last entry the
+ * guest got (0 at the start). The usual case continues where the previous reply stopped, from the
+ * kept buffer, without touching the fd; anything else seeks the host directory there and starts a
+ * fresh buffer.
  */
+static int fs_dir_position(struct fsh_handle *h, uint64_t offset)
+{
+	struct fsh_dirstream *ds = &h->dir;
+
+	if (!ds->buf) {
+		ds->buf = malloc(FSH_DIRBUF);
+		if (!ds->buf)
+			return -ENOMEM;
+	}
+	if (ds->valid && offset == ds->cookie && offset != 0)
+		return 0;
+	if (offset > INT64_MAX || lseek(h->fd, (off_t)offset, SEEK_SET) < 0)
+		return -EINVAL;
+	ds->len = ds->pos = 0;
+	ds->cookie = offset;
+	ds->valid = true;
+	return 0;
+}
+
 int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, struct fs_out *o)
 {
 	size_t limit = r->in.read.size;
-	char buf[FS_DIRBUF] __attribute__((aligned(8)));
 	struct fsh_handle *h;
+	struct fsh_dirstream *ds;
 	size_t start = o->len;
 	bool full = false;
 	int err = 0;
@@ -78,21 +97,25 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 	if (!h)
 		return -EBADF;
 	pthread_mutex_lock(&h->dir_lock);
-	if (r->in.read.offset > INT64_MAX || lseek(h->fd, (off_t)r->in.read.offset, SEEK_SET) < 0) {
-		err = -EINVAL;
+	ds = &h->dir;
+	err = fs_dir_position(h, r->in.read.offset);
+	if (err)
 		goto out;
-	}
 	while (!full) {
-		ssize_t n = getdents64(h->fd, buf, sizeof(buf)), pos;
+		if (ds->pos >= ds->len) {
+			ssize_t n = getdents64(h->fd, ds->buf, FSH_DIRBUF);
 
-		if (n < 0) {
-			err = -errno;
-			break;
+			if (n < 0) {
+				err = -errno;
+				break;
+			}
+			ds->len = (size_t)n;
+			ds->pos = 0;
+			if (n == 0)
+				break;
 		}
-		if (n == 0)
-			break;
-		for (pos = 0; pos < n;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + pos);
+		while (ds->pos < ds->len) {
+			struct dirent64 *d = (struct dirent64 *)(ds->buf + ds->pos);
 			size_t namelen = strlen(d->d_name);
 			size_t hdr = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
 			size_t rec = FUSE_DIRENT_ALIGN(hdr + namelen);
@@ -122,13 +145,17 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 			de->namelen = (uint32_t)namelen;
 			de->type = d->d_type;
 			memcpy(de->name, d->d_name, namelen);
-			pos += d->d_reclen;
+			ds->pos += d->d_reclen;
+			ds->cookie = (uint64_t)d->d_off;
 		}
 	}
 	/* An empty reply means "end of directory", so one entry that cannot fit is an error. */
 	if (!err && full && o->len == start)
 		err = -EINVAL;
 out:
+	/* On error the entries taken from the buffer are not delivered: the next call must seek. */
+	if (err)
+		h->dir.valid = false;
 	pthread_mutex_unlock(&h->dir_lock);
 	fsh_put(&s->handles, h);
 	if (err) {

@@ -20,6 +20,7 @@ static void fsh_free(struct fsh_handle *h)
 {
 	close(h->fd);
 	pthread_mutex_destroy(&h->dir_lock);
+	free(h->dir.buf);
 	free(h);
 }
 

@@ -16,12 +16,28 @@
  * directory handle (its file position is the readdir cursor); the guest kernel does that already, a
  * hostile guest sending the same fh on two queues is kept from racing us.
  */
+/*
+ * A directory's read position, kept between READDIRs (under dir_lock): the getdents64 buffer and
+ * how far the guest got in it. Seeking to the guest's cookie on every call would be wrong on file
+ * systems whose d_off is an entry count (tmpfs before 6.6): entries unlinked in between shift the
+ * count and later names are skipped (`rm -rf` then fails with ENOTEMPTY).
+ */
+struct fsh_dirstream {
+	uint8_t *buf;     /* FSH_DIRBUF bytes, allocated on the first READDIR */
+	size_t len;       /* bytes of entries in buf */
+	size_t pos;       /* first entry the guest has not been given */
+	uint64_t cookie;  /* d_off of the last entry given: where a READDIR continuing the stream starts */
+	bool valid;       /* buf/pos/cookie describe the fd's stream */
+};
+#define FSH_DIRBUF 8192
+
 struct fsh_handle {
 	int fd;
 	bool is_dir;
 	uint32_t gen;
 	unsigned int refs;
 	pthread_mutex_t dir_lock;
+	struct fsh_dirstream dir; /* directories only; under dir_lock */
 };
 
 struct fsh_table {

@@ -358,13 +358,25 @@ static const struct vq_handler_ops fs_queue_ops = {
 	.complete = fs_complete,
 };
 
-/* Raise the soft fd limit to the hard one; return the limit the server may use. */
+/* The most file descriptors ringvm asks for: what virtiofsd asks for too (fs.nr_open's default). */
+#define FS_NOFILE_WANT (1u << 20)
+
+/*
+ * Raise the fd limit for the O_PATH fds the inode table keeps: the hard limit too when we may (root,
+ * CAP_SYS_RESOURCE), else the soft limit up to the hard one. Returns the limit the server may use.
+ */
 static size_t fs_fd_budget(void)
 {
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return 1024;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < FS_NOFILE_WANT) {
+		struct rlimit want = { FS_NOFILE_WANT, FS_NOFILE_WANT };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+	}
 	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)

@@ -212,6 +212,14 @@ if [ -z "${SAN_PASS:-}" ]; then
 	conf_checks
 fi
 
+# --- rm -rf of a big directory: READDIR must continue its stream, not re-seek by entry count --------
+mkdir "$S/big"
+i=0
+while [ $i -lt 600 ]; do : >"$S/big/file-with-a-longish-name-$i"; i=$((i + 1)); done
+vm --share "$S:/mnt" -- sh -c 'ls /mnt/big | wc -l; rm -rf /mnt/big; echo rm=$?'
+[ "$rc" = 0 ] && [ "$(head -n1 "$tmp/out")" = 600 ] && grep -q "^rm=0" "$tmp/out" && [ ! -e "$S/big" ] &&
+	ok "rm -rf of a 600-entry directory removes every entry (readdir across unlinks)" || notok "rm -rf big dir $(show)"
+
 # --- escape attempts: nothing outside the share is read, written or revealed --------------------
 ln -s "$O/SECRET" "$S/planted"          # a host symlink pointing outside (absolute host path)
 ln -s "$O" "$S/planted-dir"
