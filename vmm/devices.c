@@ -1,4 +1,4 @@
-/* devices.c: create the virtio devices named in the config, in command-line order (vda, vdb, ...). */
+/* devices.c: create the configured virtio devices and attach each on virtio-mmio, in command-line order. */
 #include "vmm/devices.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
+#include "devices/virtio/mmio.h"
 #include "vmm/machine.h"
 
 static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec, char *err,
@@ -23,13 +24,22 @@ static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec
 		snprintf(err, errlen, "--disk %s: at most %d disks", spec, RINGVM_MAX_DISKS);
 		return -E2BIG;
 	}
-	ret = blk_create(vm, &cfg, vm->nr_cpus, &d->disks[d->nr_disks]);
-	if (ret) {
-		snprintf(err, errlen, "--disk %s: %s", cfg.path, blk_strerror(ret));
-		return ret;
-	}
-	d->nr_disks++;
+	struct blk_dev *blk;
+	ret = blk_create(&cfg, vm->nr_cpus, &blk);
+	if (ret)
+		goto err_msg;
+	/* Windows are handed out in creation order: the guest numbers disks by them. */
+	ret = virtio_mmio_create(vm, blk_virtio_dev(blk), &d->disk_mmio[d->nr_disks]);
+	if (ret)
+		goto err_blk;
+	d->disks[d->nr_disks++] = blk;
 	return 0;
+
+err_blk:
+	blk_destroy(blk);
+err_msg:
+	snprintf(err, errlen, "--disk %s: %s", cfg.path, blk_strerror(ret));
+	return ret;
 }
 
 /* --share HOSTDIR:GUESTDIR[,...] or, with is_root, --root HOSTDIR[,rw]. */
@@ -64,15 +74,24 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spe
 			return -EEXIST;
 		}
 	}
-	ret = virtio_fs_create(vm, fc, &d->shares[d->nr_shares]);
-	if (ret) {
-		snprintf(err, errlen, "%s %s: %s: %s", opt, spec, fc->host_dir, strerror(-ret));
-		return ret;
-	}
+	struct virtio_fs *fs;
+	ret = virtio_fs_create(fc, &fs);
+	if (ret)
+		goto err_msg;
+	ret = virtio_mmio_create(vm, virtio_fs_virtio_dev(fs), &d->share_mmio[d->nr_shares]);
+	if (ret)
+		goto err_fs;
+	d->shares[d->nr_shares] = fs;
 	if (is_root)
 		d->root_share = (int)d->nr_shares;
 	d->nr_shares++;
 	return 0;
+
+err_fs:
+	virtio_fs_destroy(fs);
+err_msg:
+	snprintf(err, errlen, "%s %s: %s: %s", opt, spec, fc->host_dir, strerror(-ret));
+	return ret;
 }
 
 int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_config *cfg,
@@ -87,6 +106,8 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 		ret = share_create(d, vm, cfg->root, true, err, errlen);
 	for (unsigned int i = 0; i < cfg->nr_shares && !ret; i++)
 		ret = share_create(d, vm, cfg->shares[i], false, err, errlen);
+	if (ret)
+		ringvm_devices_destroy(d);
 	return ret;
 }
 
@@ -105,8 +126,20 @@ void ringvm_devices_stop(struct ringvm_devices *d)
 
 void ringvm_devices_destroy(struct ringvm_devices *d)
 {
-	for (unsigned int i = 0; i < d->nr_disks; i++)
+	/* Transports first: destroying one stops its queue workers, whose in-flight I/O still uses
+	   the device's backend (file, inode table). */
+	for (unsigned int i = 0; i < RINGVM_MAX_DISKS; i++) {
+		virtio_mmio_destroy(d->disk_mmio[i]);
+		d->disk_mmio[i] = NULL;
+	}
+	for (unsigned int i = 0; i < RINGVM_MAX_SHARES; i++) {
+		virtio_mmio_destroy(d->share_mmio[i]);
+		d->share_mmio[i] = NULL;
+	}
+	for (unsigned int i = 0; i < RINGVM_MAX_DISKS; i++) {
 		blk_destroy(d->disks[i]);
+		d->disks[i] = NULL;
+	}
 	d->nr_disks = 0;
 	for (unsigned int i = 0; i < RINGVM_MAX_SHARES; i++) {
 		virtio_fs_destroy(d->shares[i]);
@@ -115,4 +148,5 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 		d->share_cfgs[i] = NULL;
 	}
 	d->nr_shares = 0;
+	d->root_share = -1;
 }

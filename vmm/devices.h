@@ -10,20 +10,32 @@ struct vm;
 struct blk_dev;
 struct virtio_fs;
 struct fs_config;
+struct virtio_mmio;
 
 #define RINGVM_MAX_DISKS 16
 #define RINGVM_MAX_SHARES 8 /* --share, plus --root */
 
+/*
+ * Each device is created on its own (it knows nothing of buses), then attached here on a
+ * virtio-mmio transport: the device and its transport share an index.
+ */
 struct ringvm_devices {
 	struct blk_dev *disks[RINGVM_MAX_DISKS];
+	struct virtio_mmio *disk_mmio[RINGVM_MAX_DISKS]; /* carries disks[i] */
 	unsigned int nr_disks;
 	struct virtio_fs *shares[RINGVM_MAX_SHARES];
+	struct virtio_mmio *share_mmio[RINGVM_MAX_SHARES]; /* carries shares[i] */
 	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
 	int root_share; /* index into shares of --root, or -1 */
 };
 
-/* Parse each spec, open its backing, create the device on the VM. -errno with a one-line err. */
+/*
+ * Parse each spec, open its backing, create the device and attach it to the VM on a virtio-mmio
+ * transport, disks first (vda, vdb, ... in command-line order), then --root, then the shares.
+ * Returns 0, or -errno with a one-line err and every device and transport created so far
+ * destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
+ */
 __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm,
 							      const struct ringvm_config *cfg, char *err,
 							      size_t errlen);
@@ -31,6 +43,8 @@ __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devi
 __attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d);
 /* After the vCPUs stopped: queue workers drain and exit. */
 void ringvm_devices_stop(struct ringvm_devices *d);
+/* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
+   Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);
 
 #endif

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "devices/blk/blk_req.h"
-#include "devices/virtio/mmio.h"
 #include "devices/virtio/virtio.h"
 
 #define BLK_QUEUE_SIZE 256
@@ -27,7 +26,6 @@
 
 struct blk_dev {
 	struct virtio_dev vdev;
-	struct virtio_mmio *mmio;
 	int fd;		 /* O_DIRECT when direct=on */
 	int fd_buffered; /* the same file without O_DIRECT, for unaligned I/O; == fd otherwise */
 	uint32_t dio_align;
@@ -304,8 +302,7 @@ static void blk_default_id(const char *path, char id[BLK_ID_MAX])
 	memcpy(id, base, n < BLK_ID_MAX ? n : BLK_ID_MAX);
 }
 
-int blk_create(struct vm *vm, const struct blk_config *cfg, unsigned int default_queues,
-	       struct blk_dev **out)
+int blk_create(const struct blk_config *cfg, unsigned int default_queues, struct blk_dev **out)
 {
 	struct blk_dev *blk = calloc(1, sizeof(*blk));
 	if (!blk)
@@ -361,10 +358,6 @@ int blk_create(struct vm *vm, const struct blk_config *cfg, unsigned int default
 	v->nr_allowed_ops = sizeof(blk_ring_ops) / sizeof(blk_ring_ops[0]);
 	v->ops = &blk_dev_ops;
 	v->queue_ops = &blk_queue_ops;
-
-	err = virtio_mmio_create(vm, v, &blk->mmio);
-	if (err)
-		goto err_fd;
 	*out = blk;
 	return 0;
 
@@ -377,11 +370,15 @@ err_free:
 	return err;
 }
 
+struct virtio_dev *blk_virtio_dev(struct blk_dev *blk)
+{
+	return &blk->vdev;
+}
+
 void blk_destroy(struct blk_dev *blk)
 {
 	if (!blk)
 		return;
-	virtio_mmio_destroy(blk->mmio);
 	if (blk->fd_buffered != blk->fd)
 		close(blk->fd_buffered);
 	close(blk->fd);

@@ -5,8 +5,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/vm.h"
-
 #include <linux/virtio_blk.h>
 
 #define BLK_ID_MAX VIRTIO_BLK_ID_BYTES /* GET_ID returns at most 20 bytes, no NUL when full */
@@ -38,20 +36,31 @@ __attribute__((warn_unused_result)) int blk_parse_spec(const char *spec, struct 
  */
 __attribute__((warn_unused_result)) int blk_open(const struct blk_config *cfg);
 
-/* A one-line reason for an error from blk_open()/blk_create() ("is a directory", ...). */
+/* A one-line reason for an error from blk_open()/blk_create() ("is a directory", ...), or from the
+   transport that attaches the disk (-ENOSPC: "too many virtio devices"). */
 const char *blk_strerror(int err);
 
 struct blk_dev;
+struct virtio_dev;
 
 /*
- * Open the file (blk_open), create the virtio-blk device with cfg->queues queues (or default_queues
- * when 0, clamped to 1..BLK_MAX_QUEUES) and attach it to the VM on a virtio-mmio transport (so disks
- * become vda, vdb, ... in call order). Setup time only. Returns 0 or -errno (see blk_strerror).
+ * Open the file (blk_open) and create the virtio-blk device with cfg->queues queues (or
+ * default_queues when 0, clamped to 1..BLK_MAX_QUEUES). The device is not on any bus yet: whoever
+ * builds the machine hands blk_virtio_dev() to a transport (vmm/devices.c: virtio-mmio, so disks
+ * become vda, vdb, ... in the order their transports are created). Setup time only. Returns 0 or
+ * -errno (see blk_strerror).
  */
-__attribute__((warn_unused_result)) int blk_create(struct vm *vm, const struct blk_config *cfg,
+__attribute__((warn_unused_result)) int blk_create(const struct blk_config *cfg,
 						   unsigned int default_queues, struct blk_dev **out);
 
-/* Stop the queues (in-flight I/O drained), close the file, free. After the vCPUs stopped. NULL ok. */
+/* The device's virtio side, for a transport; valid until blk_destroy(). */
+struct virtio_dev *blk_virtio_dev(struct blk_dev *blk);
+
+/*
+ * Close the file, free. Only the backend: the transport that carried the device must already be
+ * destroyed (virtio_mmio_destroy() stops the queue workers and drains in-flight I/O), or never
+ * have been attached. NULL ok.
+ */
 void blk_destroy(struct blk_dev *blk);
 
 #endif

@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_ring.h>
 
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/fake_ring.h"
 #include "devices/virtio/fake_vm.h"
+#include "devices/virtio/mmio.h"
 #include "tests/unit/tap.h"
 
 #define NQ 3 /* hiprio + 2 request queues */
@@ -409,6 +411,8 @@ int main(void)
 {
 	struct fs_config cfg;
 	struct virtio_fs *fs = NULL;
+	struct virtio_mmio *mmio = NULL;
+	struct virtio_dev *vdev;
 	const char *err;
 	char cmd[128], tag[37] = { 0 };
 	unsigned int i;
@@ -417,16 +421,28 @@ int main(void)
 	snprintf(dir, sizeof(dir), "/tmp/virtio_fs_XXXXXX");
 	if (!mkdtemp(dir))
 		return 1;
-	vm = fake_vm_create(RAM);
-	TAP_CHECK(vm != NULL, "fake VM");
-	if (!vm)
-		return tap_done();
 	snprintf(cmd, sizeof(cmd), "%s/missing:/m", dir);
-	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(vm, &cfg, &fs) == -ENOENT,
+	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == -ENOENT,
 		  "a missing directory is refused before boot");
+	/* The device never attaches itself: created with no VM in the process, it is on no bus until
+	   the test, like vmm/devices.c, hands it to a transport. */
 	snprintf(cmd, sizeof(cmd), "%s:/data,tag=myfs,queues=2", dir);
-	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(vm, &cfg, &fs) == 0,
-		  "virtio-fs created");
+	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == 0,
+		  "virtio-fs created with no VM at all");
+	if (!fs)
+		return tap_done();
+	vdev = virtio_fs_virtio_dev(fs);
+	TAP_CHECK(vdev->device_id == VIRTIO_ID_FS && vdev->nr_queues == NQ && !vdev->transport,
+		  "it exposes its virtio_dev, with no transport");
+	vm = fake_vm_create(RAM);
+	TAP_CHECK(vm != NULL && fake_vm_nr_registered(vm) == 0, "fake VM, nothing registered on it");
+	if (!vm) {
+		virtio_fs_destroy(fs);
+		return tap_done();
+	}
+	TAP_CHECK(virtio_mmio_create(vm, vdev, &mmio) == 0 && vdev->transport &&
+			  fake_vm_nr_registered(vm) > 0,
+		  "the test attaches it on virtio-mmio");
 	TAP_CHECK(bring_up() == 0, "driver brought the device up (3 queues)");
 	for (i = 0; i < 36; i += 4) {
 		uint32_t v = rd32(VIRTIO_MMIO_CONFIG + i);
@@ -453,6 +469,9 @@ int main(void)
 			  "INIT again after the reset");
 	}
 	wr32(VIRTIO_MMIO_STATUS, 0);
+	/* The transport first (its workers drain), then the device's backend. */
+	virtio_mmio_destroy(mmio);
+	TAP_CHECK(!vdev->transport, "transport destroyed: the device is detached");
 	virtio_fs_destroy(fs);
 	fake_vm_destroy(vm);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -12,7 +12,6 @@
 
 #include <linux/virtio_ids.h>
 
-#include "devices/virtio/mmio.h"
 #include "devices/virtio/virtio.h"
 
 /*
@@ -43,7 +42,6 @@ struct fs_scratch {
 
 struct virtio_fs {
 	struct virtio_dev vdev;
-	struct virtio_mmio *mmio;
 	struct fs_server srv;
 	struct virtio_fs_config config; /* little-endian, immutable after create */
 	/* One per queue, used only by that queue's worker thread (indexed by queue index). */
@@ -388,7 +386,7 @@ static size_t fs_fd_budget(void)
 	return rl.rlim_cur > 2048 ? (size_t)rl.rlim_cur - 1024 : (size_t)rl.rlim_cur / 2;
 }
 
-int virtio_fs_create(struct vm *vm, const struct fs_config *cfg, struct virtio_fs **out)
+int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 {
 	struct virtio_fs *fs;
 	struct virtio_dev *v;
@@ -422,14 +420,9 @@ int virtio_fs_create(struct vm *vm, const struct fs_config *cfg, struct virtio_f
 	v->req_priv_size = sizeof(struct fs_io);
 	v->ops = &fs_dev_ops;
 	v->queue_ops = &fs_queue_ops;
-	err = virtio_mmio_create(vm, v, &fs->mmio);
-	if (err)
-		goto err_scratch;
 	*out = fs;
 	return 0;
 
-err_scratch:
-	free(fs->scratch);
 err_srv:
 	fs_server_destroy(&fs->srv);
 err_free:
@@ -437,11 +430,15 @@ err_free:
 	return err;
 }
 
+struct virtio_dev *virtio_fs_virtio_dev(struct virtio_fs *fs)
+{
+	return &fs->vdev;
+}
+
 void virtio_fs_destroy(struct virtio_fs *fs)
 {
 	if (!fs)
 		return;
-	virtio_mmio_destroy(fs->mmio);
 	free(fs->scratch);
 	fs_server_destroy(&fs->srv);
 	free(fs);

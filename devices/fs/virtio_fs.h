@@ -7,7 +7,6 @@
 #include <linux/virtio_fs.h>
 
 #include "devices/fs/fs_server.h"
-#include "vmm/vm.h"
 
 #define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
 #define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
@@ -38,17 +37,26 @@ __attribute__((warn_unused_result)) int fs_parse_root(const char *spec, struct f
 						      const char **err);
 
 struct virtio_fs;
+struct virtio_dev;
 
 /*
  * Open the shared directory (-ENOENT/-ENOTDIR/-EACCES when it is not a usable directory), raise
- * RLIMIT_NOFILE to its hard limit and bound the server's fds by it, create the device with 1 hiprio
- * + cfg->queues request queues and attach it on a virtio-mmio transport. Setup time only.
- * Returns 0 or -errno.
+ * RLIMIT_NOFILE to its hard limit and bound the server's fds by it, and create the device with
+ * 1 hiprio + cfg->queues request queues. The device is not on any bus yet: whoever builds the
+ * machine hands virtio_fs_virtio_dev() to a transport (vmm/devices.c: virtio-mmio). Setup time
+ * only. Returns 0 or -errno.
  */
-__attribute__((warn_unused_result)) int virtio_fs_create(struct vm *vm, const struct fs_config *cfg,
+__attribute__((warn_unused_result)) int virtio_fs_create(const struct fs_config *cfg,
 							 struct virtio_fs **out);
 
-/* Stop the queues (in-flight I/O drained), close everything, free. After the vCPUs stopped. NULL ok. */
+/* The device's virtio side, for a transport; valid until virtio_fs_destroy(). */
+struct virtio_dev *virtio_fs_virtio_dev(struct virtio_fs *fs);
+
+/*
+ * Close every inode and handle, free. Only the backend: the transport that carried the device must
+ * already be destroyed (virtio_mmio_destroy() stops the queue workers and drains in-flight I/O), or
+ * never have been attached. NULL ok.
+ */
 void virtio_fs_destroy(struct virtio_fs *fs);
 
 #endif

@@ -177,6 +177,14 @@ unsigned int fake_vm_irqfds(struct vm *vm, const struct fake_vm_irqfd **out)
 	return vm->nr_irq;
 }
 
+unsigned int fake_vm_nr_registered(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->lock);
+	unsigned int n = vm->nr_virtio + vm->nr_mmio + vm->nr_ioev + vm->nr_irq;
+	pthread_mutex_unlock(&vm->lock);
+	return n;
+}
+
 static const struct fake_vm_mmio *fake_vm_find(struct vm *vm, uint64_t addr, uint32_t len)
 {
 	for (unsigned int i = 0; i < vm->nr_mmio; i++) {

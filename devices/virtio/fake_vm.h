@@ -47,6 +47,13 @@ unsigned int fake_vm_mmios(struct vm *vm, const struct fake_vm_mmio **out);
 unsigned int fake_vm_ioeventfds(struct vm *vm, const struct fake_vm_ioeventfd **out);
 unsigned int fake_vm_irqfds(struct vm *vm, const struct fake_vm_irqfd **out);
 
+/*
+ * Everything a transport takes from the VM, summed: virtio-mmio windows handed out
+ * (vm_alloc_virtio_mmio, never given back), MMIO regions, ioeventfds and irqfds registered. 0 until
+ * something attaches a device: the tests check with it that devices never attach themselves.
+ */
+unsigned int fake_vm_nr_registered(struct vm *vm);
+
 /* Make vm_ioeventfd fail with -ENOSYS (transports must then fall back to MMIO-trapped notifies). */
 void fake_vm_fail_ioeventfd(struct vm *vm, bool fail);
 

@@ -12,8 +12,10 @@
 
 /*
  * A device embeds a struct virtio_dev (and recovers itself with container_of), fills the fields below
- * before handing it to a transport (mmio.h), and leaves the transport-owned fields alone. The
- * transport drives the status state machine (virtio 1.x 2.1, 3.1) and calls the hooks:
+ * and exposes it; it never attaches itself to a bus. Whoever builds the machine (vmm/devices.c, a
+ * unit test) picks a transport and hands it the virtio_dev (mmio.h: virtio_mmio_create()); the
+ * device leaves the transport-owned fields alone. The transport drives the status state machine
+ * (virtio 1.x 2.1, 3.1) and calls the hooks:
  *
  *   config_read/config_write  any vCPU thread, serialised by the transport's lock
  *   activate                  vCPU thread writing DRIVER_OK, before any queue worker starts
@@ -23,7 +25,7 @@
  *
  * A device in outline (devices/blk/blk.c is the full example):
  *
- *   struct mydev { struct virtio_dev vdev; struct virtio_mmio *mmio; ... };
+ *   struct mydev { struct virtio_dev vdev; ...backend... };
  *   static int my_handle(struct virtio_dev *d, struct vq_worker *w, struct vq_req *req)
  *   {
  *           struct vq_reader r;              parse the request through the chain's Reader/Writer
@@ -35,9 +37,16 @@
  *           io_uring_prep_readv(sqe, fd, req->io_iov, nr, off);
  *           return VQ_REQ_PENDING;           my_complete() gets the CQE, calls vq_worker_done()
  *   }
- *   create: fill vdev (device_id, features, config_size, nr_queues, queue_max_size, max_segs,
- *           req_priv_size, ops, queue_ops), then virtio_mmio_create(vm, &dev->vdev, &dev->mmio).
- *   destroy: virtio_mmio_destroy(dev->mmio) (stops and drains the workers), then the backend.
+ *   mydev_create(cfg, &dev): open the backend, fill vdev (device_id, features, config_size,
+ *           nr_queues, queue_max_size, max_segs, req_priv_size, ops, queue_ops). No VM, no bus.
+ *   mydev_virtio_dev(dev): return &dev->vdev, for the transport.
+ *   mydev_destroy(dev): the backend only. The machine builder destroys the transport first
+ *           (virtio_mmio_destroy() stops and drains the workers), then calls this.
+ *
+ *   The machine builder:   mydev_create(cfg, &dev);
+ *                          virtio_mmio_create(vm, mydev_virtio_dev(dev), &mmio);
+ *                          ...the guest runs...
+ *                          virtio_mmio_destroy(mmio); mydev_destroy(dev);
  */
 struct virtio_dev;
 

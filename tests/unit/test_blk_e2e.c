@@ -17,6 +17,7 @@
 #include "devices/blk/blk.h"
 #include "devices/virtio/fake_ring.h"
 #include "devices/virtio/fake_vm.h"
+#include "devices/virtio/mmio.h"
 #include "tests/unit/tap.h"
 
 #define RAM_SIZE (16u << 20)
@@ -26,6 +27,7 @@
 struct disk {
 	struct vm *vm;
 	struct blk_dev *blk;
+	struct virtio_mmio *mmio; /* attached by disk_open, as vmm/devices.c does */
 	uint64_t base;
 	uint32_t gsi;
 	unsigned int nq;
@@ -45,27 +47,30 @@ static void wr32(struct disk *d, uint32_t off, uint32_t v)
 	fake_vm_write32(d->vm, d->base + off, v);
 }
 
-/* Create the disk on a fresh fake VM and bring it up the way Linux's virtio_mmio + virtio_blk do. */
+/*
+ * Create the disk, attach it on a virtio-mmio transport of a fresh fake VM (the device knows no VM),
+ * and bring it up the way Linux's virtio_mmio + virtio_blk do.
+ */
 static int disk_open(struct disk *d, const char *spec)
 {
 	memset(d, 0, sizeof(*d));
-	d->vm = fake_vm_create(RAM_SIZE);
 	struct blk_config cfg;
 	int err = blk_parse_spec(spec, &cfg);
 	if (err)
 		return err;
-	err = blk_create(d->vm, &cfg, 1, &d->blk);
+	err = blk_create(&cfg, 1, &d->blk);
+	if (err)
+		return err;
+	d->vm = fake_vm_create(RAM_SIZE);
+	err = d->vm ? virtio_mmio_create(d->vm, blk_virtio_dev(d->blk), &d->mmio) : -ENOMEM;
 	if (err) {
+		blk_destroy(d->blk);
 		fake_vm_destroy(d->vm);
-		d->vm = NULL;
+		memset(d, 0, sizeof(*d));
 		return err;
 	}
-	const struct fake_vm_mmio *m;
-	fake_vm_mmios(d->vm, &m);
-	d->base = m[0].base;
-	const struct fake_vm_irqfd *irq;
-	fake_vm_irqfds(d->vm, &irq);
-	d->gsi = irq[0].gsi;
+	d->base = virtio_mmio_base(d->mmio);
+	d->gsi = virtio_mmio_gsi(d->mmio);
 
 	wr32(d, VIRTIO_MMIO_STATUS, 0);
 	wr32(d, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
@@ -102,8 +107,10 @@ static int disk_open(struct disk *d, const char *spec)
 	return (rd32(d, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_DRIVER_OK) ? 0 : -EIO;
 }
 
+/* The transport first: it stops and drains the workers, then the device's backend can go. */
 static void disk_close(struct disk *d)
 {
+	virtio_mmio_destroy(d->mmio);
 	blk_destroy(d->blk);
 	fake_vm_destroy(d->vm);
 }
@@ -356,6 +363,37 @@ static void test_readonly_and_direct(void)
 	disk_close(&d);
 }
 
+/*
+ * A device never attaches itself: blk_create() runs with no VM in the process, the disk is on no bus
+ * until its creator hands blk_virtio_dev() to a transport, and destroying that transport detaches it.
+ */
+static void test_attach_is_the_creators(void)
+{
+	struct blk_config cfg;
+	struct blk_dev *blk = NULL;
+	TAP_CHECK(blk_parse_spec(path, &cfg) == 0 && blk_create(&cfg, 1, &blk) == 0,
+		  "blk_create with no VM at all");
+	if (!blk)
+		return;
+	struct virtio_dev *vdev = blk_virtio_dev(blk);
+	TAP_CHECK(vdev->device_id == VIRTIO_ID_BLOCK && vdev->nr_queues == 1 && !vdev->transport,
+		  "the created disk exposes its virtio_dev, with no transport");
+	struct vm *vm = fake_vm_create(RAM_SIZE);
+	struct virtio_mmio *t = NULL;
+	TAP_CHECK(vm && fake_vm_nr_registered(vm) == 0, "nothing on the VM before the attach");
+	TAP_CHECK(vm && virtio_mmio_create(vm, vdev, &t) == 0 && vdev->transport &&
+			  fake_vm_nr_registered(vm) > 0 && virtio_mmio_base(t) != 0,
+		  "the caller attaches it on virtio-mmio");
+	virtio_mmio_destroy(t);
+	const struct fake_vm_irqfd *irq;
+	const struct fake_vm_ioeventfd *ioev;
+	TAP_CHECK(!vdev->transport && (!vm || (fake_vm_irqfds(vm, &irq) == 0 &&
+					       fake_vm_ioeventfds(vm, &ioev) == 0)),
+		  "transport destroyed: the disk is detached, eventfds gone, backend still ours");
+	blk_destroy(blk);
+	fake_vm_destroy(vm);
+}
+
 int main(void)
 {
 	/* Under /var/tmp: a disk-backed file system, where O_DIRECT and fallocate are real. */
@@ -367,12 +405,11 @@ int main(void)
 	}
 	struct blk_config cfg;
 	struct blk_dev *blk;
-	struct vm *vm = fake_vm_create(RAM_SIZE);
 	TAP_CHECK(blk_parse_spec("/nonexistent/disk.img", &cfg) == 0 &&
-			  blk_create(vm, &cfg, 1, &blk) == -ENOENT,
+			  blk_create(&cfg, 1, &blk) == -ENOENT,
 		  "blk_create on a missing file: -ENOENT before anything runs");
-	fake_vm_destroy(vm);
 
+	test_attach_is_the_creators();
 	test_basic();
 	test_readonly_and_direct();
 	close(file_fd);
