@@ -68,9 +68,8 @@ guest-boot-qemu: $(GUEST_KERNEL) $(GUEST_INITRD)
 	guest/test-boot-qemu.sh $(GUEST_KERNEL) $(GUEST_INITRD)
 
 # The bookworm-backports kernel (6.12): its virtiofs driver spreads requests over several queues.
-# `make guest-bpo` builds it for tests/integration/fs_mq.sh.off, which is off for now: in the KVM lab
-# (nested, TCG underneath) this kernel crashes early under QEMU as well as under ringvm.
-# Modules come .ko.xz and are unpacked.
+# `make guest-bpo` builds it for tests/integration/fs_mq.sh (`make test` does). Modules come .ko.xz
+# and are unpacked.
 GUEST_BPO_KERNEL_DIR := $(GUEST_DIR)/kernel-bpo
 GUEST_BPO_KERNEL := $(GUEST_BPO_KERNEL_DIR)/vmlinuz
 GUEST_BPO_INITRD := $(GUEST_DIR)/initramfs-bpo.img

@@ -340,7 +340,7 @@ int main(void)
 {
 	static char cmdline[INIT_CMDLINE_MAX], *cmd_argv[INIT_MAX_ARGS];
 	static char *shell_argv[] = { "/bin/sh", "-l", NULL };
-	char verbose[8];
+	char flag[8]; /* the value of a short ringvm.* switch */
 	int len, argc, console, err, status;
 	pid_t child;
 
@@ -357,10 +357,10 @@ int main(void)
 		say("cannot read /proc/cmdline: %s", strerror(-len));
 		init_finish(INIT_STATUS_BAD_REQUEST, -1);
 	}
-	init_stdin_null = cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIN, verbose, sizeof(verbose)) == 4 &&
-			  !strcmp(verbose, "null");
-	say_verbose = cmdline_find_param(cmdline, RINGVM_CMDLINE_VERBOSE, verbose, sizeof(verbose)) == 1 &&
-		      verbose[0] == '1';
+	init_stdin_null = cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIN, flag, sizeof(flag)) == 4 &&
+			  !strcmp(flag, "null");
+	say_verbose = cmdline_find_param(cmdline, RINGVM_CMDLINE_VERBOSE, flag, sizeof(flag)) == 1 &&
+		      flag[0] == '1';
 	fs_mount_boot();
 	init_load_modules();
 

@@ -3,25 +3,10 @@
 # read-only disks, multi-queue, fio verify and durability across kill -9. Needs a KVM that boots Linux
 # (the lab here). Env: RINGVM (the binary), TMPDIR (where disk images go). TAP on stdout.
 set -u
-ringvm=${RINGVM:-build/ringvm}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ringvm-blk.XXXXXX")
+. "$(dirname "$0")/lib.sh"
+it_init blk
 bg_pid=
-cleanup() {
-	[ -n "$bg_pid" ] && kill -9 "$bg_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# vm ARGS...: run ringvm with an outer timeout; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
-vm() {
-	timeout 300 "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	rc=$?
-}
-show() { echo "(status $rc; stdout: $(tail -c 400 "$tmp/out"); stderr: $(tail -c 600 "$tmp/err"))"; }
-sha() { sha256sum | cut -d' ' -f1; }
+it_on_exit '[ -n "$bg_pid" ] && kill -9 "$bg_pid" 2>/dev/null'
 
 # 1. An ext4 file system written by the guest is clean and readable on the host. The guest makes it
 #    when its initramfs has mkfs.ext4; busybox only has mke2fs (ext2), so otherwise the host makes it.
@@ -146,5 +131,4 @@ else
 	notok "durability: the guest never reported SYNCED $(show)"
 fi
 
-echo "1..$n"
-[ "$fails" = 0 ]
+it_done

@@ -2,19 +2,8 @@
 # boot.sh: boot the stock Debian kernel through `ringvm run` and check what a user sees (issue 3).
 # Needs a KVM that runs Linux (the lab here). Env: RINGVM; SAN_PASS=1 runs the short list. TAP.
 set -u
-ringvm=${RINGVM:-build/ringvm}
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/ringvm-boot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# vm ARGS...: run ringvm with a generous outer timeout; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
-vm() {
-	timeout 300 "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	rc=$?
-}
-show() { echo "(status $rc; stdout: $(head -c 400 "$tmp/out"); stderr: $(tail -c 600 "$tmp/err"))"; }
+. "$(dirname "$0")/lib.sh"
+it_init boot
 
 vm -- echo hi
 [ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = hi ] && [ ! -s "$tmp/err" ] &&
@@ -121,5 +110,4 @@ if [ -z "${SAN_PASS:-}" ]; then
 		notok "reboot (status $rc; tty: $(tail -c 400 "$tmp/tty" | tr -d '\r'))"
 fi
 
-echo "1..$n"
-[ "$fails" = 0 ]
+it_done

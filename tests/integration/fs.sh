@@ -5,25 +5,9 @@
 # fs.sh --host-fuse: no VM; the POSIX and conformance parts against the same server mounted on the
 # host through /dev/fuse (build/tests/fuse_host_mount, root only).
 set -u
-ringvm=${RINGVM:-build/ringvm}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check NAME CMD...: ok when CMD succeeds
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else notok "$name $(show)"; fi
-}
-# vm ARGS...: run ringvm with a generous outer timeout; stdout in $tmp/out, stderr in $tmp/err.
-vm() {
-	timeout "${VM_TIMEOUT:-600}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	rc=$?
-}
-show() { echo "(status $rc; stdout: $(tail -c 600 "$tmp/out"); stderr: $(tail -c 600 "$tmp/err"))"; }
+. "$(dirname "$0")/lib.sh"
+it_init fs
+VM_TIMEOUT=${VM_TIMEOUT:-600}
 
 S=$tmp/share      # the shared directory
 # user.* xattrs need a host file system that has them (tmpfs only since Linux 6.6: the lab's 6.1
@@ -159,7 +143,7 @@ if [ "${1:-}" = --host-fuse ]; then
 	mkdir "$mnt" "$S/p" "$S/c"
 	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 &
 	for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
-	trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+	it_on_exit 'umount "$mnt" 2>/dev/null'
 	rc=0
 	sh "$S/posix.sh" "$mnt" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	grep -q posix-done "$tmp/out" && ok "host FUSE: POSIX script ran" || notok "host FUSE: POSIX script $(show)"
@@ -174,9 +158,7 @@ if [ "${1:-}" = --host-fuse ]; then
 		ok "host FUSE: untar of $(find "$tmp/ref" -type f | wc -l) files identical on the host" || notok "host FUSE: untar"
 	umount "$mnt"
 	wait
-	echo "1..$n"
-	[ "$fails" = 0 ]
-	exit
+	it_done
 fi
 
 # --- the CLI refuses bad shares before booting -------------------------------------------------
@@ -281,5 +263,4 @@ vm --root / -- sh -c 'echo scratch >/etc/ringvm-overlay-test && cat /etc/ringvm-
 [ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = scratch ] && [ ! -e /etc/ringvm-overlay-test ] &&
 	ok "--root /: writes land in the guest's tmpfs overlay, never on the host" || notok "--root overlay $(show)"
 
-echo "1..$n"
-[ "$fails" = 0 ]
+it_done
