@@ -42,14 +42,22 @@ run: all
 	$(Q)tests/demo $(CMD)
 
 # Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
-.PHONY: bench bench-boot bench-blk bench-fs
-bench: bench-boot bench-blk bench-fs
+.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta
+bench: bench-boot bench-blk bench-fs bench-uring-meta
+# Why virtio-fs runs metadata inline: one statx/openat/mkdirat inline vs through io_uring, on the host.
+$(B)/bench/uring_meta: tests/bench/uring_meta.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+ALL_TARGETS += $(B)/bench/uring_meta
+bench-uring-meta: $(B)/bench/uring_meta
+	$(Q)$< $${BENCH_DIR:-/var/tmp}
 bench-boot: all
 	$(Q)LAB_ARGS="--timeout 3600" tests/with-kvm tests/bench/boot.sh $(BOOTS)
 # Peers (QEMU with an iothread, QEMU + virtiofsd, 9p) run beside ringvm in the same session.
 bench-blk: all
 	$(Q)tests/bench/peers/prepare.sh blk
-	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 1800" tests/with-kvm tests/bench/blk.sh
+	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/blk.sh
 bench-fs: all lab
 	$(Q)tests/bench/peers/prepare.sh fs
 	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/fs.sh

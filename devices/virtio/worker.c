@@ -228,9 +228,14 @@ static uint64_t wk_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Bounded busy-poll: true when there is work (a chain or a CQE) before poll_us ran out. */
+/*
+ * Bounded busy-poll: true when there is work (a chain or a CQE) before poll_us ran out. Called with
+ * kicks still off (with EVENT_IDX: avail_event left behind), so a driver adding chains meanwhile does
+ * not exit to notify: the saved exits are what polling is for.
+ */
 static bool wk_poll(struct vq_worker *w)
 {
+	(void)vq_enable_kicks(w->vq, false);
 	wk_submit(w);
 	uint64_t deadline = wk_now_us() + w->cfg.poll_us;
 	do {
@@ -284,11 +289,11 @@ static void *wk_main(void *arg)
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
+		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
+			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
-		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
-			continue;
 		int r = io_uring_submit_and_wait(&w->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",

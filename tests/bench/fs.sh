@@ -12,6 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 kdir=${KERNEL_DIR:-build/lab/kernel}
 kernel=${KERNEL:-$kdir/vmlinuz}
 runtime=${RUNTIME:-8}
+parts=${PARTS:-all} # all, fio or meta
 size=${FILE_MB:-256}
 out=build/bench/fs
 data=${BENCH_DATA:-/var/tmp/ringvm-bench-fs}
@@ -31,7 +32,7 @@ say prepare
 # `make bench-fs` has prepared the image on the host; rebuilding it here (over 9p, under TCG) takes minutes.
 { [ -e build/bench/fs-initrd.img ] || tests/bench/peers/prepare.sh fs; } && cp build/bench/fs-initrd.img "$data/initrd" ||
 	{ echo "fs: cannot build the initramfs" >&2; exit 1; }
-dd if=/dev/urandom of="$share/data.bin" bs=1M count="$size" status=none || exit 1
+[ "$parts" = meta ] || dd if=/dev/urandom of="$share/data.bin" bs=1M count="$size" status=none || exit 1
 # Per peer: the fio jobs, a boot, and the metadata workload, which is slow in the nested lab (an untar of
 # 4000 files took 3 min on ringvm and over 5 on virtiofsd in one run).
 limit=$((10 * (runtime + 2) + ${META_LIMIT:-900}))
@@ -53,7 +54,7 @@ nofile=${RINGVM_NOFILE-1048576}
 (
 	[ -z "$nofile" ] || ulimit -n "$nofile" || echo "fs: cannot set ulimit -n $nofile" >&2
 	bench_ringvm "$out/ringvm.log" "$limit" --kernel "$kernel" --initrd "$data/initrd" \
-		--share "$share:/mnt/share" -- sh /bench/guest-fs.sh virtiofs /mnt/share "$runtime"
+		--share "$share:/mnt/share" -- sh /bench/guest-fs.sh virtiofs /mnt/share "$runtime" "$parts"
 )
 peer_done ringvm $?
 
@@ -66,7 +67,7 @@ run_virtiofsd() {
 	vfs_pid=$!
 	for _ in $(seq 50); do [ -S "$data/vfs.sock" ] && break; sleep 0.1; done
 	bench_qemu "$out/$name.log" "$limit" "$kernel" "$data/initrd" \
-		"ringvm.mount=bench,/mnt/share,rw ringvm.cmd=sh,$guest_args,$runtime" "${vfs_mem[@]}" \
+		"ringvm.mount=bench,/mnt/share,rw ringvm.cmd=sh,$guest_args,$runtime,$parts" "${vfs_mem[@]}" \
 		-chardev "socket,id=vfs,path=$data/vfs.sock" -device vhost-user-fs-device,chardev=vfs,tag=bench
 	rc=$?
 	kill "$vfs_pid" 2>/dev/null
@@ -80,7 +81,7 @@ say virtiofsd-tp64
 run_virtiofsd virtiofsd-tp64 64
 
 say 9p
-bench_qemu "$out/9p.log" "$limit" "$kernel" "$data/initrd" "ringvm.cmd=sh,/bench/guest-fs.sh,9p,/mnt/share,$runtime" \
+bench_qemu "$out/9p.log" "$limit" "$kernel" "$data/initrd" "ringvm.cmd=sh,/bench/guest-fs.sh,9p,/mnt/share,$runtime,$parts" \
 	-fsdev "local,id=f9,path=$share,security_model=none" -device virtio-9p-device,fsdev=f9,mount_tag=bench
 peer_done 9p $?
 

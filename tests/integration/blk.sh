@@ -5,8 +5,6 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 it_init blk
-bg_pid=
-it_on_exit '[ -n "$bg_pid" ] && kill -9 "$bg_pid" 2>/dev/null'
 
 # 1. An ext4 file system written by the guest is clean and readable on the host. The guest makes it
 #    when its initramfs has mkfs.ext4; busybox only has mke2fs (ext2), so otherwise the host makes it.
@@ -110,22 +108,13 @@ src=$tmp/src.img
 dst=$tmp/dst.img
 head -c $((4 << 20)) /dev/urandom >"$src"
 truncate -s 64M "$dst"
-timeout 600 "$ringvm" run --disk "$dst" --disk "$src,readonly" -- \
-	sh -c 'dd if=/dev/vdb of=/dev/vda bs=1M count=4 2>/dev/null && sync && echo SYNCED && sleep 600' \
-	>"$tmp/out" 2>"$tmp/err" </dev/null &
-bg_pid=$!
-for _ in $(seq 1 600); do
-	grep -q SYNCED "$tmp/out" 2>/dev/null && break
-	kill -0 "$bg_pid" 2>/dev/null || break
-	sleep 0.5
-done
-if grep -q SYNCED "$tmp/out"; then
-	kill -9 "$bg_pid"
-	wait "$bg_pid" 2>/dev/null
-	bg_pid=
-	[ "$(head -c $((4 << 20)) "$dst" | sha)" = "$(sha <"$src")" ] &&
+VM_TIMEOUT=600 vm_bg --disk "$dst" --disk "$src,readonly" -- \
+	sh -c 'dd if=/dev/vdb of=/dev/vda bs=1M count=4 2>/dev/null && sync && echo SYNCED && sleep 600'
+if wait_output SYNCED; then
+	vm_kill KILL
+	[ "$rc" = 137 ] && [ "$(head -c $((4 << 20)) "$dst" | sha)" = "$(sha <"$src")" ] &&
 		ok "data written and synced in the guest is in the image after kill -9 of ringvm" ||
-		notok "synced data lost after kill -9"
+		notok "synced data lost after kill -9 (timeout(1) status $rc: 137 = ringvm died of SIGKILL)"
 else
 	rc="still running or exited early"
 	notok "durability: the guest never reported SYNCED $(show)"

@@ -9,13 +9,11 @@ set -u
 it_init fsmq
 kernel=${KERNEL:-build/guest/kernel-bpo/vmlinuz}
 initrd=${INITRD:-build/guest/initramfs-bpo.img}
-pid=
-it_on_exit '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null'
 
 mkdir "$tmp/share"
 # Two writers, one per vCPU, each 8 MiB in 64 KiB writes with an fsync; then the guest reports and
 # waits so the host can look at ringvm's queue threads while it still runs.
-timeout 600 "$ringvm" run --kernel "$kernel" --initrd "$initrd" --cpus 2 --memory 768M \
+VM_TIMEOUT=600 vm_bg --kernel "$kernel" --initrd "$initrd" --cpus 2 --memory 768M \
 	--share "$tmp/share:/mnt,queues=2" -- sh -c '
 	uname -r
 	for c in 0 1; do
@@ -24,14 +22,8 @@ timeout 600 "$ringvm" run --kernel "$kernel" --initrd "$initrd" --cpus 2 --memor
 	wait
 	for c in 0 1; do taskset -c $c sha256sum /mnt/w$c; done
 	echo READY
-	sleep 120' >"$tmp/out" 2>"$tmp/err" </dev/null &
-pid=$!
-for _ in $(seq 1 1200); do
-	grep -q READY "$tmp/out" 2>/dev/null && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.5
-done
-if ! grep -q READY "$tmp/out"; then
+	sleep 120'
+if ! wait_output READY; then
 	notok "6.12 guest with queues=2 did not finish its writes (stdout: $(tail -c 300 "$tmp/out"); stderr: $(tail -c 300 "$tmp/err"))"
 	it_done
 fi
@@ -40,8 +32,7 @@ grep -q '^6\.12' "$tmp/out" && ok "the bookworm-backports 6.12 kernel boots with
 
 # Voluntary context switches of each queue thread: a worker that served kicks has slept and woken
 # once per batch at least; an idle one only blocked once.
-# $pid is timeout(1); the VMM is its child.
-vmm=$(pgrep -P "$pid" | head -n1)
+vmm=$(vmm_pid)
 busy=0
 for t in /proc/"${vmm:-0}"/task/*; do
 	name=$(cat "$t/comm" 2>/dev/null)
@@ -53,9 +44,7 @@ done
 [ "$busy" = 2 ] && ok "both request queues (vq1, vq2) served requests" ||
 	notok "only $busy of 2 request-queue workers were busy"
 
-kill "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-pid=
+vm_kill TERM
 good=1
 for c in 0 1; do
 	want=$(awk -v f="/mnt/w$c" '$2 == f {print $1}' "$tmp/out")

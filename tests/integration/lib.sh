@@ -2,11 +2,13 @@
 #   . "$(dirname "$0")/lib.sh"; it_init NAME
 # Gives: $ringvm (env RINGVM, default build/ringvm), $tmp (a fresh directory under $TMPDIR, removed
 # on exit), ok/notok/check for TAP lines, vm (run ringvm with stdout/stderr in $tmp/out, $tmp/err
-# and the status in $rc, under an outer timeout), show (that run, for a failure message), it_done.
+# and the status in $rc, under an outer timeout), show (that run, for a failure message), vm_bg /
+# wait_output / vm_kill (a VM in the background, looked at while it runs), it_done.
 ringvm=${RINGVM:-build/ringvm}
 n=0
 fails=0
 rc=
+vm_pid=
 it_cleanup_hooks=()
 
 it_init() { # it_init NAME: the scratch directory and its removal
@@ -21,6 +23,7 @@ it_on_exit() { it_cleanup_hooks+=("$1"); }
 it_cleanup() {
 	local h
 	for h in "${it_cleanup_hooks[@]}"; do eval "$h"; done
+	[ -z "$vm_pid" ] || vm_kill
 	rm -rf "$tmp"
 }
 
@@ -36,6 +39,35 @@ check() { # check NAME CMD...: ok when CMD succeeds, else the last run's output
 vm() {
 	timeout "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
 	rc=$?
+}
+# vm_bg ARGS...: like vm, in the background; $vm_pid is its timeout(1) process.
+vm_bg() {
+	timeout "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	vm_pid=$!
+}
+# wait_output TEXT: true once the background VM printed TEXT, false if it ended first (10 min at most).
+wait_output() {
+	local i
+	for i in $(seq 1 1200); do
+		grep -q "$1" "$tmp/out" 2>/dev/null && return 0
+		kill -0 "$vm_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	grep -q "$1" "$tmp/out"
+}
+# vmm_pid: the background VM's ringvm process (timeout(1)'s child).
+vmm_pid() { pgrep -P "$vm_pid" | head -n1; }
+# vm_kill [SIGNAL]: signal ringvm itself (default KILL: no chance to flush anything), then reap;
+# $rc is then timeout(1)'s status, 128+SIGNAL when the signal ended ringvm.
+vm_kill() {
+	local p
+	p=$(vmm_pid)
+	[ -z "$p" ] || kill -"${1:-KILL}" "$p" 2>/dev/null
+	for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill "$vm_pid" 2>/dev/null
+	wait "$vm_pid" 2>/dev/null
+	rc=$?
+	vm_pid=
 }
 show() { echo "(status $rc; stdout: $(tail -c 600 "$tmp/out"); stderr: $(tail -c 600 "$tmp/err"))"; }
 sha() { sha256sum | cut -d' ' -f1; }

@@ -336,29 +336,57 @@ static void test_bad_activation(void)
 	wr(VIRTIO_MMIO_STATUS, 0);
 }
 
+/*
+ * A test that needs its own device variant gets a second transport on a fresh fake VM; rd()/wr()
+ * and bring_up() act on it until other_vm_end() puts the shared one back.
+ */
+struct other_vm {
+	struct vm *vm, *keep_vm;
+	uint64_t keep_base;
+	struct virtio_mmio *t;
+};
+
+static bool other_vm_begin(struct other_vm *o, struct echo_dev *e, bool trap_notify)
+{
+	o->vm = fake_vm_create(RAM_SIZE);
+	if (!o->vm)
+		return false;
+	fake_vm_fail_ioeventfd(o->vm, trap_notify);
+	e->vdev.transport = NULL;
+	if (virtio_mmio_create(o->vm, &e->vdev, &o->t) != 0) {
+		fake_vm_destroy(o->vm);
+		return false;
+	}
+	o->keep_vm = vm;
+	o->keep_base = base;
+	vm = o->vm;
+	base = virtio_mmio_base(o->t);
+	return true;
+}
+
+static void other_vm_end(struct other_vm *o)
+{
+	virtio_mmio_destroy(o->t);
+	fake_vm_destroy(o->vm);
+	vm = o->keep_vm;
+	base = o->keep_base;
+}
+
 /* Without KVM ioeventfds, QueueNotify traps to the transport, which forwards the kick. */
 static void test_trapped_notify(void)
 {
-	struct vm *vm2 = fake_vm_create(RAM_SIZE);
-	fake_vm_fail_ioeventfd(vm2, true);
 	struct echo_dev e2 = echo;
-	e2.vdev.transport = NULL;
-	struct virtio_mmio *t2;
-	TAP_CHECK(virtio_mmio_create(vm2, &e2.vdev, &t2) == 0,
-		  "transport without ioeventfd support");
-	struct vm *keep_vm = vm;
-	uint64_t keep_base = base;
-	vm = vm2;
-	base = virtio_mmio_base(t2);
+	struct other_vm o;
+	bool up = other_vm_begin(&o, &e2, true);
+	TAP_CHECK(up, "transport without ioeventfd support");
+	if (!up)
+		return;
 	bring_up();
 	struct fake_buf b[1] = { { fake_ring_alloc(&rings[0], 1), 1, true } };
 	fake_ring_publish(&rings[0], fake_ring_add_chain(&rings[0], b, 1));
 	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 0);
 	TAP_CHECK(wait_used(&rings[0], 1), "a trapped QueueNotify write reaches the worker");
-	virtio_mmio_destroy(t2);
-	fake_vm_destroy(vm2);
-	vm = keep_vm;
-	base = keep_base;
+	other_vm_end(&o);
 }
 
 /* A device whose every request waits for one byte on a pipe the test controls. */
@@ -389,19 +417,15 @@ static void *late_bytes(void *arg)
 
 static void test_backpressure(void)
 {
-	struct vm *vm2 = fake_vm_create(RAM_SIZE);
 	struct echo_dev e2 = echo;
-	e2.vdev.transport = NULL;
 	e2.vdev.queue_ops = &slow_qops;
 	e2.vdev.req_priv_size = 8;
 	e2.vdev.max_inflight = 4;
-	struct virtio_mmio *t2;
-	TAP_CHECK(pipe(slow_pipe) == 0 && virtio_mmio_create(vm2, &e2.vdev, &t2) == 0,
-		  "slow device with 4 SQEs in flight at most");
-	struct vm *keep_vm = vm;
-	uint64_t keep_base = base;
-	vm = vm2;
-	base = virtio_mmio_base(t2);
+	struct other_vm o;
+	bool up = pipe(slow_pipe) == 0 && other_vm_begin(&o, &e2, false);
+	TAP_CHECK(up, "slow device with 4 SQEs in flight at most");
+	if (!up)
+		return;
 	bring_up();
 	struct fake_ring *fr = &rings[0];
 	for (int i = 0; i < QSIZE; i++) {
@@ -433,12 +457,9 @@ static void test_backpressure(void)
 	TAP_CHECK(fake_ring_used_idx(fr) == QSIZE + 2,
 		  "reset returned only after in-flight I/O completed");
 	pthread_join(late, NULL);
-	virtio_mmio_destroy(t2);
-	fake_vm_destroy(vm2);
+	other_vm_end(&o);
 	close(slow_pipe[0]);
 	close(slow_pipe[1]);
-	vm = keep_vm;
-	base = keep_base;
 }
 
 /* A device whose rings may only do NOP: 'n' requests submit a NOP, 'w' requests a WRITE. */
@@ -475,20 +496,16 @@ static const uint8_t nop_only[] = { IORING_OP_NOP };
 
 static void test_restricted_ring(void)
 {
-	struct vm *vm2 = fake_vm_create(RAM_SIZE);
 	struct echo_dev e2 = echo;
-	e2.vdev.transport = NULL;
 	e2.vdev.queue_ops = &restricted_qops;
 	e2.vdev.allowed_ops = nop_only;
 	e2.vdev.nr_allowed_ops = 1;
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	struct virtio_mmio *t2;
-	TAP_CHECK(devnull >= 0 && virtio_mmio_create(vm2, &e2.vdev, &t2) == 0,
-		  "device whose rings allow only IORING_OP_NOP");
-	struct vm *keep_vm = vm;
-	uint64_t keep_base = base;
-	vm = vm2;
-	base = virtio_mmio_base(t2);
+	struct other_vm o;
+	bool up = devnull >= 0 && other_vm_begin(&o, &e2, false);
+	TAP_CHECK(up, "device whose rings allow only IORING_OP_NOP");
+	if (!up)
+		return;
 	TAP_CHECK(bring_up() & ST_DOK, "restricted rings start");
 	struct fake_ring *fr = &rings[0];
 	const char ops[2] = { 'n', 'w' };
@@ -504,11 +521,46 @@ static void test_restricted_ring(void)
 		   fake_ring_used(fr, &id, &len_write);
 	TAP_CHECK(got && len_nop == 2, "an allowed opcode runs");
 	TAP_CHECK(got && len_write == 1, "a WRITE on a NOP-only ring is refused with -EACCES");
-	virtio_mmio_destroy(t2);
-	fake_vm_destroy(vm2);
+	other_vm_end(&o);
 	close(devnull);
-	vm = keep_vm;
-	base = keep_base;
+}
+
+/*
+ * poll_us: after serving a kick the worker busy-polls with kicks still off, so a chain published
+ * meanwhile is served without a kick and the driver is not asked for one; when the poll runs out the
+ * worker asks for kicks again (avail_event = avail idx) before it sleeps.
+ */
+static void test_polling(void)
+{
+	struct echo_dev e2 = echo;
+	e2.vdev.poll_us = 400000; /* long enough that the test's own steps fit, even under ASan */
+	struct other_vm o;
+	bool up = other_vm_begin(&o, &e2, false);
+	TAP_CHECK(up, "device with workers polling 400 ms");
+	if (!up)
+		return;
+	bring_up();
+	struct fake_ring *fr = &rings[0];
+	struct fake_buf b[1] = { { fake_ring_alloc(fr, 1), 1, true } };
+	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
+	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	TAP_CHECK(wait_used(fr, 1), "a kicked chain is served");
+	/* The driver's test (vring_need_event) for the next chain, avail idx 1 -> 2: kick when
+	   avail_event lies in [1, 2). */
+	uint16_t event = fake_ring_avail_event(fr);
+	TAP_CHECK(!((uint16_t)(2 - event - 1) < (uint16_t)(2 - 1)),
+		  "while polling, the avail_event asks for no kick for the next chain");
+	b[0].gpa = fake_ring_alloc(fr, 1);
+	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
+	TAP_CHECK(wait_used(fr, 2), "a chain published without a kick is found by polling");
+	usleep(600000);
+	TAP_CHECK(fake_ring_avail_event(fr) == 2,
+		  "after the poll runs out, kicks are asked for again before sleeping");
+	b[0].gpa = fake_ring_alloc(fr, 1);
+	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
+	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	TAP_CHECK(wait_used(fr, 3), "and a kick wakes the sleeping worker");
+	other_vm_end(&o);
 }
 
 int main(void)
@@ -546,6 +598,7 @@ int main(void)
 	test_trapped_notify();
 	test_backpressure();
 	test_restricted_ring();
+	test_polling();
 
 	virtio_mmio_destroy(t);
 	const struct fake_vm_ioeventfd *ev;

@@ -1,6 +1,7 @@
 #!/bin/sh
-# guest-fs.sh 9p|virtiofs DIR [RUNTIME]: the fs benchmark in the guest: mount DIR if 9p, fio on DIR/data.bin, then the
-# metadata workload on a copy of /bench/tree.tar. Prints RESULT and META lines (see fio-jobs.sh).
+# guest-fs.sh 9p|virtiofs DIR [RUNTIME [all|fio|meta]]: the fs benchmark in the guest: mount DIR if 9p, fio on
+# DIR/data.bin, then the metadata workload on a copy of /bench/tree.tar (the last argument picks either part).
+# Prints RESULT and META lines (see fio-jobs.sh).
 kind=$1
 dir=$2
 if [ "$kind" = 9p ]; then
@@ -10,7 +11,9 @@ if [ "$kind" = 9p ]; then
 		exit 1
 	}
 fi
-/bench/fio-jobs.sh fs "$dir/data.bin" "${3:-8}"
+parts=${4:-all}
+[ "$parts" = meta ] || /bench/fio-jobs.sh fs "$dir/data.bin" "${3:-8}"
+[ "$parts" = fio ] && exit 0
 
 # GNU tools from peers/mktools.sh by full path: busybox sh runs its own applet for some names (xargs)
 # whatever PATH says, and busybox has no %N in date, no -d in xargs.

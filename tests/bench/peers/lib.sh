@@ -61,22 +61,40 @@ bench_results() {
 }
 
 # bench_table RESULTS BASE1 BASE2: one row per job and peer from bench_results lines, with IOPS ratios
-# against peers BASE1 and BASE2 (blank when either side failed).
+# against peers BASE1 and BASE2 (blank when either side failed). A peer measured several times (rounds)
+# shows the median of each column, the IOPS range and the number of rounds; a failed round is left out
+# of the median and counted in the last column.
 bench_table() {
 	awk -v b1="$2" -v b2="$3" '
-	{ key = $1 SUBSEP $2; row[key] = $0; iops[key] = ($3 == "failed") ? 0 : $3
+	function median(list,    n, v, i, j, t) {
+		n = split(list, v, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		lo = v[1]; hi = v[n]
+		return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	{ key = $1 SUBSEP $2
 	  if (!($2 in seenjob)) { seenjob[$2] = 1; jobs[++nj] = $2 }
-	  if (!($1 in seenpeer)) { seenpeer[$1] = 1; peers[++np] = $1 } }
+	  if (!($1 in seenpeer)) { seenpeer[$1] = 1; peers[++np] = $1 }
+	  seen[key] = 1
+	  if ($3 == "failed") { failed[key]++; next }
+	  runs[key]++
+	  for (c = 3; c <= 6; c++) col[key, c] = col[key, c] " " $c }
 	END {
-		printf "%-22s %-14s %9s %10s %10s %9s %8s %8s\n", "job", "peer", "IOPS", "MiB/s", "lat us", "p99 us", "/" b1, "/" b2
+		for (k in runs) {
+			for (c = 3; c <= 6; c++) med[k, c] = median(col[k, c])
+			median(col[k, 3]); range[k] = (lo == hi) ? "" : sprintf("%d-%d", lo, hi)
+		}
+		printf "%-22s %-14s %9s %10s %10s %9s %8s %8s  %-13s %s\n", "job", "peer", "IOPS", "MiB/s", "lat us", "p99 us", "/" b1, "/" b2, "IOPS range", "runs"
 		for (j = 1; j <= nj; j++) for (p = 1; p <= np; p++) {
-			key = peers[p] SUBSEP jobs[j]
-			if (!(key in row)) continue
-			split(row[key], f, " ")
-			if (f[3] == "failed") { printf "%-22s %-14s %9s\n", jobs[j], peers[p], "failed"; continue }
-			r1 = iops[b1 SUBSEP jobs[j]]; r2 = iops[b2 SUBSEP jobs[j]]
-			printf "%-22s %-14s %9d %10.1f %10.1f %9d %8s %8s\n", jobs[j], peers[p], f[3], f[4] / 1024, f[5], f[6],
-				r1 ? sprintf("%.2f", f[3] / r1) : "-", r2 ? sprintf("%.2f", f[3] / r2) : "-"
+			k = peers[p] SUBSEP jobs[j]
+			if (!(k in seen)) continue
+			nf = (k in failed) ? sprintf(" (%d failed)", failed[k]) : ""
+			if (!(k in runs)) { printf "%-22s %-14s %9s%s\n", jobs[j], peers[p], "failed", nf; continue }
+			r1 = ((b1 SUBSEP jobs[j]) in runs) ? med[b1 SUBSEP jobs[j], 3] : 0
+			r2 = ((b2 SUBSEP jobs[j]) in runs) ? med[b2 SUBSEP jobs[j], 3] : 0
+			printf "%-22s %-14s %9d %10.1f %10.1f %9d %8s %8s  %-13s %d%s\n", jobs[j], peers[p], med[k, 3], med[k, 4] / 1024,
+				med[k, 5], med[k, 6], r1 ? sprintf("%.2f", med[k, 3] / r1) : "-", r2 ? sprintf("%.2f", med[k, 3] / r2) : "-",
+				range[k], runs[k], nf
 		}
 	}' "$1"
 }
