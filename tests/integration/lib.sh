@@ -65,7 +65,7 @@ vm_kill() {
 	[ -z "$p" ] || kill -"${1:-KILL}" "$p" 2>/dev/null
 	for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	kill "$vm_pid" 2>/dev/null
-	wait "$vm_pid" 2>/dev/null
+	{ wait "$vm_pid"; } 2>/dev/null # (braces: also bash's own "Killed" notice)
 	rc=$?
 	vm_pid=
 }
