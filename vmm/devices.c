@@ -11,6 +11,15 @@
 #include "devices/virtio/mmio.h"
 #include "vmm/machine.h"
 
+/* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. */
+static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio_dev *vdev)
+{
+	int ret = virtio_mmio_create(vm, vdev, &d->transports[d->nr_transports]);
+	if (ret == 0)
+		d->nr_transports++;
+	return ret;
+}
+
 static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec, char *err,
 		       size_t errlen)
 {
@@ -28,8 +37,7 @@ static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec
 	ret = blk_create(&cfg, vm->nr_cpus, &blk);
 	if (ret)
 		goto err_msg;
-	/* Windows are handed out in creation order: the guest numbers disks by them. */
-	ret = virtio_mmio_create(vm, blk_virtio_dev(blk), &d->disk_mmio[d->nr_disks]);
+	ret = devices_attach(d, vm, blk_virtio_dev(blk));
 	if (ret)
 		goto err_blk;
 	d->disks[d->nr_disks++] = blk;
@@ -78,7 +86,7 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spe
 	ret = virtio_fs_create(fc, &fs);
 	if (ret)
 		goto err_msg;
-	ret = virtio_mmio_create(vm, virtio_fs_virtio_dev(fs), &d->share_mmio[d->nr_shares]);
+	ret = devices_attach(d, vm, virtio_fs_virtio_dev(fs));
 	if (ret)
 		goto err_fs;
 	d->shares[d->nr_shares] = fs;
@@ -128,14 +136,9 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 {
 	/* Transports first: destroying one stops its queue workers, whose in-flight I/O still uses
 	   the device's backend (file, inode table). */
-	for (unsigned int i = 0; i < RINGVM_MAX_DISKS; i++) {
-		virtio_mmio_destroy(d->disk_mmio[i]);
-		d->disk_mmio[i] = NULL;
-	}
-	for (unsigned int i = 0; i < RINGVM_MAX_SHARES; i++) {
-		virtio_mmio_destroy(d->share_mmio[i]);
-		d->share_mmio[i] = NULL;
-	}
+	for (unsigned int i = 0; i < d->nr_transports; i++)
+		virtio_mmio_destroy(d->transports[i]);
+	d->nr_transports = 0;
 	for (unsigned int i = 0; i < RINGVM_MAX_DISKS; i++) {
 		blk_destroy(d->disks[i]);
 		d->disks[i] = NULL;

@@ -17,16 +17,17 @@ struct virtio_mmio;
 
 /*
  * Each device is created on its own (it knows nothing of buses), then attached here on a
- * virtio-mmio transport: the device and its transport share an index.
+ * virtio-mmio transport. Transports are listed in attach order (the guest numbers disks by it) and
+ * destroyed before any device: their workers' in-flight I/O still uses the device's backend.
  */
 struct ringvm_devices {
 	struct blk_dev *disks[RINGVM_MAX_DISKS];
-	struct virtio_mmio *disk_mmio[RINGVM_MAX_DISKS]; /* carries disks[i] */
 	unsigned int nr_disks;
 	struct virtio_fs *shares[RINGVM_MAX_SHARES];
-	struct virtio_mmio *share_mmio[RINGVM_MAX_SHARES]; /* carries shares[i] */
 	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
+	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
+	unsigned int nr_transports;
 	int root_share; /* index into shares of --root, or -1 */
 };
 
