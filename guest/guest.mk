@@ -32,7 +32,7 @@ DEPS_PKGS += musl-tools busybox-static cpio kmod lz4
 ALL_TARGETS += $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
 
 # fetch-kernel.sh makes vmlinuz and version together, and does nothing when both exist.
-$(GUEST_KERNEL_DIR)/version:
+$(GUEST_KERNEL_DIR)/version: | $(DEPS_STAMP)
 	@$(if $(Q),echo "  FETCH   $(GUEST_KERNEL_DIR)")
 	$(Q)guest/fetch-kernel.sh cloud-amd64 $(GUEST_KERNEL_DIR)
 
@@ -43,7 +43,7 @@ $(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
 	@$(if $(Q),echo "  UNZIP   $@")
 	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
 
-$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h
+$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
 	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)
@@ -76,7 +76,7 @@ GUEST_BPO_INITRD := $(GUEST_DIR)/initramfs-bpo.img
 .PHONY: guest-bpo
 guest-bpo: $(GUEST_BPO_KERNEL) $(GUEST_BPO_INITRD)
 
-$(GUEST_BPO_KERNEL_DIR)/version:
+$(GUEST_BPO_KERNEL_DIR)/version: | $(DEPS_STAMP)
 	@$(if $(Q),echo "  FETCH   $(GUEST_BPO_KERNEL_DIR)")
 	$(Q)guest/fetch-kernel.sh cloud-amd64 $(GUEST_BPO_KERNEL_DIR) bookworm-backports
 
