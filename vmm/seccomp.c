@@ -51,7 +51,8 @@ static const int allowed[] = {
 	SCMP_SYS(listxattr), SCMP_SYS(removexattr), SCMP_SYS(lgetxattr), SCMP_SYS(lsetxattr),
 	SCMP_SYS(llistxattr), SCMP_SYS(lremovexattr),
 	/* virtio-fs credentials: act as the guest caller, per thread. */
-	SCMP_SYS(setfsuid), SCMP_SYS(setfsgid), SCMP_SYS(setgroups), SCMP_SYS(umask),
+	SCMP_SYS(setfsuid), SCMP_SYS(setfsgid), SCMP_SYS(setgroups), SCMP_SYS(umask), SCMP_SYS(capget),
+	SCMP_SYS(capset),
 	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
 	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
 };
