@@ -160,8 +160,9 @@ int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	err = fs_check_entry_name(r->name2);
 	if (err)
 		return err;
-	/* RENAME_WHITEOUT would create a device node (overlayfs' business), not the guest's. */
-	if (flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	/* RENAME_WHITEOUT leaves a 0:0 character device (overlayfs' whiteout, allowed to anyone
+	   since Linux 5.8) at the old name: a device node we never open, like any other. */
+	if (flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
 	newdir = fsi_get(&s->inodes, r->in.rename2.newdir);
 	if (!newdir)

@@ -329,9 +329,15 @@ static void test_links_rename(void)
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == 0 &&
 				  stat(hp("c"), &st) == 0 && st.st_size == 1,
 			  "RENAME2 EXCHANGE swaps");
-		in.flags = 4; /* RENAME_WHITEOUT */
+		in.flags = RENAME_WHITEOUT;
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "w") == 0 &&
+				  stat(hp("w"), &st) == 0 && st.st_size == 1 && lstat(hp("c"), &st) == 0 &&
+				  S_ISCHR(st.st_mode) && st.st_rdev == 0,
+			  "RENAME2 WHITEOUT: moved, a 0:0 character device left behind");
+		TAP_CHECK(unlink(hp("c")) == 0 && rename(hp("w"), hp("c")) == 0, "host: undo the move");
+		in.flags = 8;
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == -EINVAL,
-			  "RENAME2 WHITEOUT refused");
+			  "RENAME2 with an unknown flag refused");
 		in.flags = 0;
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "..") == -EINVAL,
 			  "RENAME2 to '..' refused");
