@@ -12,18 +12,11 @@
 
 /*
  * An O_PATH fd cannot be given to f*xattr(), and opening the inode could block on a FIFO or act on
- * a device, so the path-based calls go through "/proc/self/fd/N", which lands on the inode itself.
- * Symlinks are refused: the link would jump to the symlink and a following call could go on to its
- * target, and Linux allows only trusted.* attributes on symlinks anyway.
+ * a device, so the calls take the path "/proc/self/fd/N" and follow it: following that magic link
+ * lands on the inode the fd holds and ends there, a symlink included (it is not followed further),
+ * so trusted.* and security.* work on symlinks as on the host, and the host kernel refuses user.*
+ * there itself.
  */
-static int fs_xattr_path(struct fsi_inode *ino, struct fs_fdpath *p)
-{
-	if (ino->type == S_IFLNK)
-		return -EOPNOTSUPP;
-	fs_fdpath(p, ino->fd);
-	return 0;
-}
-
 /* GETXATTR and LISTXATTR share the reply rule: size 0 asks for the length, else the bytes. */
 static int fs_xattr_reply(struct fs_out *o, uint32_t size, ssize_t (*call)(const char *, const char *,
 									    void *, size_t),
@@ -69,24 +62,17 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 		   struct fs_out *o)
 {
 	struct fs_fdpath p;
-	int err = fs_xattr_path(ino, &p);
 
-	if (err)
-		return err == -EOPNOTSUPP ? -ENODATA : err;
+	fs_fdpath(&p, ino->fd);
 	return fs_xattr_reply(o, r->in.getxattr.size, fs_get, p.s, r->name);
 }
 
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 		    struct fs_out *o)
 {
-	struct fuse_getxattr_out go = { 0 };
 	struct fs_fdpath p;
-	int err = fs_xattr_path(ino, &p);
 
-	if (err == -EOPNOTSUPP)
-		return r->in.getxattr.size ? 0 : fs_out_put(o, &go, sizeof(go)); /* an empty list */
-	if (err)
-		return err;
+	fs_fdpath(&p, ino->fd);
 	return fs_xattr_reply(o, r->in.getxattr.size, fs_list, p.s, NULL);
 }
 
@@ -94,13 +80,10 @@ int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 		   struct fs_out *o)
 {
 	struct fs_fdpath p;
-	int err;
 
 	if (s->readonly)
 		return -EROFS;
-	err = fs_xattr_path(ino, &p);
-	if (err)
-		return err;
+	fs_fdpath(&p, ino->fd);
 	if (r->in.setxattr.flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
 		return -EINVAL;
 	if (setxattr(p.s, r->name, r->data, r->data_len, (int)r->in.setxattr.flags) < 0)
@@ -123,12 +106,9 @@ int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_
 		      struct fs_out *o)
 {
 	struct fs_fdpath p;
-	int err;
 
 	if (s->readonly)
 		return -EROFS;
-	err = fs_xattr_path(ino, &p);
-	if (err)
-		return err;
+	fs_fdpath(&p, ino->fd);
 	return removexattr(p.s, r->name) < 0 ? -errno : 0;
 }

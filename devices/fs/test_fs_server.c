@@ -536,6 +536,42 @@ static void test_dirs(void)
 	forget((uint64_t)d, 1);
 }
 
+/* Extended attributes of a symlink itself (trusted.* needs root), never of its target. */
+static void test_xattr_symlink(void)
+{
+	struct fuse_getxattr_in gin = { .size = 64 };
+	unsigned char b[64];
+	struct fuse_setxattr_in in = { .size = 1 };
+	char v[8];
+	int64_t l;
+
+	if (geteuid() != 0) {
+		printf("# not root: trusted.* on symlinks skipped\n");
+		return;
+	}
+	TAP_CHECK(symlink("x", hp("xl")) == 0, "host: symlink xl -> x");
+	l = lookup(1, "xl");
+	memcpy(b, &in, FUSE_COMPAT_SETXATTR_IN_SIZE);
+	memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "trusted.l\0L", 11);
+	TAP_CHECK(l > 0 && call(FUSE_SETXATTR, (uint64_t)l, b, FUSE_COMPAT_SETXATTR_IN_SIZE + 11) == 0 &&
+			  lgetxattr(hp("xl"), "trusted.l", v, sizeof(v)) == 1 &&
+			  lgetxattr(hp("x"), "trusted.l", v, sizeof(v)) < 0,
+		  "SETXATTR trusted.l on a symlink: on the link, not on its target");
+	TAP_CHECK(call_named(FUSE_GETXATTR, (uint64_t)l, &gin, sizeof(gin), "trusted.l", NULL) == 0 &&
+			  rep_len == sizeof(struct fuse_out_header) + 1 && *(char *)body() == 'L',
+		  "GETXATTR on the symlink");
+	TAP_CHECK(call(FUSE_LISTXATTR, (uint64_t)l, &gin, sizeof(gin)) == 0 &&
+			  memmem(body(), rep_len - sizeof(struct fuse_out_header), "trusted.l", 9),
+		  "LISTXATTR on the symlink");
+	memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "user.l\0L", 8);
+	TAP_CHECK(call(FUSE_SETXATTR, (uint64_t)l, b, FUSE_COMPAT_SETXATTR_IN_SIZE + 8) == -EPERM,
+		  "SETXATTR user.* on a symlink: EPERM, as on the host");
+	TAP_CHECK(call_named(FUSE_REMOVEXATTR, (uint64_t)l, NULL, 0, "trusted.l", NULL) == 0 &&
+			  lgetxattr(hp("xl"), "trusted.l", v, sizeof(v)) < 0,
+		  "REMOVEXATTR on the symlink");
+	forget((uint64_t)l, 1);
+}
+
 static void test_xattr_misc(void)
 {
 	int64_t fh;
@@ -637,6 +673,7 @@ static void test_xattr_misc(void)
 	}
 	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release x");
 	forget(f, 1);
+	test_xattr_symlink();
 }
 
 /* Requests from now on come from uid:gid. The server runs on this very thread: one request (a
