@@ -9,6 +9,12 @@
 
 #include "devices/fs/fs_ops.h"
 
+/* The SETATTR bits that name an attribute to change (FATTR_FH, FATTR_LOCKOWNER and
+   FATTR_KILL_SUIDGID only qualify a change). */
+#define FS_SETATTR_ANY                                                                             \
+	(FATTR_MODE | FATTR_UID | FATTR_GID | FATTR_SIZE | FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | \
+	 FATTR_MTIME_NOW | FATTR_CTIME)
+
 static int fs_attr_reply(struct fs_server *s, const struct stat *st, struct fs_out *o)
 {
 	struct fuse_attr_out ao = { 0 };
@@ -71,6 +77,16 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		fd = h->fd;
 	}
 	fs_fdname(&n, ino->fd);
+	if (!(in->valid & FS_SETATTR_ANY)) {
+		/* No attribute at all: the guest's chown(-1, -1) (ATTR_CTIME and the setuid/setgid
+		   kill, which FUSE_HANDLE_KILLPRIV_V2 leaves to us), or its file_remove_privs() before
+		   a write. Both mean what the host's own chown(-1, -1) does: kill setuid (and setgid
+		   with group execute), touch ctime. */
+		if (fchownat(ino->fd, "", (uid_t)-1, (gid_t)-1, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
 	if (in->valid & FATTR_MODE) {
 		if (fd >= 0)
 			err = fchmod(fd, in->mode & 07777) < 0 ? -errno : 0;

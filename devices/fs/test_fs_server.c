@@ -671,6 +671,26 @@ static void test_xattr_misc(void)
 				  "truncate with KILL_SUIDGID clears setgid");
 		}
 	}
+	{
+		/* chown(-1, -1) in the guest: a SETATTR naming no attribute (the setuid kill is ours). */
+		struct fuse_setattr_in in = { 0 };
+		struct stat st;
+		struct timespec before;
+
+		TAP_CHECK(chmod(hp("x"), 06755) == 0 && stat(hp("x"), &st) == 0, "host: mode 6755");
+		before = st.st_ctim;
+		usleep(20000);
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("x"), &st) == 0 &&
+				  (st.st_mode & 07777) == 0755 &&
+				  ((struct fuse_attr_out *)body())->attr.mode == (S_IFREG | 0755),
+			  "SETATTR of nothing (chown -1 -1): setuid and setgid killed, the reply says so");
+		TAP_CHECK(st.st_ctim.tv_sec != before.tv_sec || st.st_ctim.tv_nsec != before.tv_nsec,
+			  "SETATTR of nothing: ctime changed, as chown's");
+		TAP_CHECK(chmod(hp("x"), 02745) == 0 && call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 &&
+				  stat(hp("x"), &st) == 0 && (st.st_mode & 07777) == 02745,
+			  "SETATTR of nothing keeps setgid without group execute");
+		TAP_CHECK(chmod(hp("x"), 0644) == 0, "host: mode 644");
+	}
 	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release x");
 	forget(f, 1);
 	test_xattr_symlink();
