@@ -175,11 +175,33 @@ int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	return err;
 }
 
+/* The reply of CREATE and TMPFILE: the new inode's entry, then the open handle on fd (consumed). */
+static int fs_open_reply(struct fs_server *s, int fd, const struct fuse_entry_out *eo,
+			 struct fs_out *o)
+{
+	struct fuse_open_out oo = { 0 };
+	int err = fsh_add(&s->handles, fd, false, &oo.fh);
+
+	if (err) {
+		fsi_forget(&s->inodes, eo->nodeid, 1);
+		return err;
+	}
+	oo.open_flags = fs_open_flags(s);
+	err = fs_out_put(o, eo, sizeof(*eo));
+	if (!err)
+		err = fs_out_put(o, &oo, sizeof(oo));
+	if (err) {
+		if (fsh_release(&s->handles, oo.fh, false))
+			err = -EIO;
+		fsi_forget(&s->inodes, eo->nodeid, 1);
+	}
+	return err;
+}
+
 int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
 		 struct fs_out *o)
 {
 	const struct fuse_create_in *in = &r->in.create;
-	struct fuse_open_out oo = { 0 };
 	struct fuse_entry_out eo;
 	struct open_how how = { 0 };
 	struct stat st;
@@ -209,19 +231,50 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		close(fd);
 		return err;
 	}
-	err = fsh_add(&s->handles, fd, false, &oo.fh);
-	if (err) {
-		fsi_forget(&s->inodes, eo.nodeid, 1);
+	return fs_open_reply(s, fd, &eo, o);
+}
+
+int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
+		  struct fs_out *o)
+{
+	const struct fuse_create_in *in = &r->in.create;
+	struct fuse_entry_out eo;
+	struct fsi_inode *ino;
+	struct fs_fdname n;
+	struct stat st;
+	int fd, path_fd, err;
+
+	if (s->readonly)
+		return -EROFS;
+	if (dir->type != S_IFDIR)
+		return -ENOTDIR;
+	/* An unnamed file in that very directory (O_TMPFILE takes it as the path, "." of its fd);
+	   O_EXCL, if the guest asked, keeps it from ever being linked. */
+	fd = openat(dir->fd, ".", ((int)in->flags & (O_ACCMODE | O_EXCL | O_APPEND | O_SYNC | O_DSYNC |
+						      O_NOATIME)) | O_TMPFILE | O_CLOEXEC,
+		    in->mode & 07777);
+	if (fd < 0)
+		return -errno;
+	/* Its nodeid holds an O_PATH fd like any inode's, reached through the open one. */
+	fs_fdname(&n, fd);
+	path_fd = openat(s->proc_fd, n.s, O_PATH | O_CLOEXEC);
+	if (path_fd < 0 || fstat(path_fd, &st) < 0) {
+		err = -errno;
+		if (path_fd >= 0)
+			close(path_fd);
+		close(fd);
 		return err;
 	}
-	oo.open_flags = fs_open_flags(s);
-	err = fs_out_put(o, &eo, sizeof(eo));
-	if (!err)
-		err = fs_out_put(o, &oo, sizeof(oo));
+	err = fsi_learn(&s->inodes, path_fd, &st, &ino);
 	if (err) {
-		if (fsh_release(&s->handles, oo.fh, false))
-			err = -EIO;
-		fsi_forget(&s->inodes, eo.nodeid, 1);
+		close(fd);
+		return err;
 	}
-	return err;
+	memset(&eo, 0, sizeof(eo));
+	eo.nodeid = ino->nodeid;
+	fs_entry_timeout(s, &eo.entry_valid, &eo.entry_valid_nsec);
+	fs_entry_timeout(s, &eo.attr_valid, &eo.attr_valid_nsec);
+	fs_fill_attr(&st, &eo.attr);
+	fsi_put(&s->inodes, ino);
+	return fs_open_reply(s, fd, &eo, o);
 }

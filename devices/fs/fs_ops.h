@@ -117,6 +117,7 @@ int fs_op_unlink(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 int fs_op_rmdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 
 int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_release(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);

@@ -272,6 +272,8 @@ static int fs_op_inode(struct fs_server *s, const struct fuse_req *r, struct fsi
 		return fs_op_open(s, r, ino, o);
 	case FUSE_CREATE:
 		return fs_op_create(s, r, ino, o);
+	case FUSE_TMPFILE:
+		return fs_op_tmpfile(s, r, ino, o);
 	case FUSE_OPENDIR:
 		return fs_op_opendir(s, r, ino, o);
 	case FUSE_GETXATTR:

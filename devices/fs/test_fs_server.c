@@ -396,6 +396,58 @@ static void test_links_rename(void)
 	}
 }
 
+/* TMPFILE: an unnamed file in the directory, a nodeid and an open handle; LINK names it. */
+static void test_tmpfile(void)
+{
+	struct fuse_create_in in = { .flags = O_RDWR, .mode = 0640 };
+	struct fuse_entry_out eo;
+	struct fuse_link_in li;
+	struct stat st;
+	uint64_t fh;
+	char buf[8];
+	int64_t d;
+
+	d = mkdir_(1, "tmpd", 0755);
+	TAP_CHECK(call_named(FUSE_TMPFILE, (uint64_t)d, &in, sizeof(in), "/", NULL) == 0 &&
+			  rep_len == sizeof(struct fuse_out_header) + sizeof(eo) +
+					     sizeof(struct fuse_open_out),
+		  "TMPFILE: an entry and an open handle");
+	memcpy(&eo, body(), sizeof(eo));
+	fh = ((struct fuse_open_out *)((char *)body() + sizeof(eo)))->fh;
+	TAP_CHECK(S_ISREG(eo.attr.mode) && (eo.attr.mode & 07777) == 0640 && eo.attr.nlink == 0,
+		  "TMPFILE: a regular file, mode 0640, no link");
+	TAP_CHECK(write_(eo.nodeid, fh, 0, "tmp", 0) == 3 && read_(eo.nodeid, fh, 0, 8, buf) == 3,
+		  "TMPFILE: written and read through its handle");
+	li.oldnodeid = eo.nodeid;
+	TAP_CHECK(call_named(FUSE_LINK, (uint64_t)d, &li, sizeof(li), "named", NULL) == 0 &&
+			  stat(hp("tmpd/named"), &st) == 0 && st.st_size == 3 && st.st_nlink == 1,
+		  "LINK gives the unnamed file a name, with its bytes");
+	TAP_CHECK(release(eo.nodeid, fh, false) == 0, "release");
+	forget(eo.nodeid, 2);
+	in.flags = O_RDWR | O_EXCL;
+	TAP_CHECK(call_named(FUSE_TMPFILE, (uint64_t)d, &in, sizeof(in), "/", NULL) == 0, "TMPFILE O_EXCL");
+	memcpy(&eo, body(), sizeof(eo));
+	fh = ((struct fuse_open_out *)((char *)body() + sizeof(eo)))->fh;
+	li.oldnodeid = eo.nodeid;
+	TAP_CHECK(call_named(FUSE_LINK, (uint64_t)d, &li, sizeof(li), "never", NULL) == -ENOENT,
+		  "an O_EXCL one can never be linked");
+	TAP_CHECK(release(eo.nodeid, fh, false) == 0, "release");
+	forget(eo.nodeid, 1);
+	TAP_CHECK(call_named(FUSE_TMPFILE, eo.nodeid, &in, sizeof(in), "/", NULL) == -ESTALE,
+		  "TMPFILE under a forgotten nodeid -> ESTALE");
+	{
+		int64_t ffh = create((uint64_t)d, "f", O_RDWR, 0600, &li.oldnodeid);
+
+		TAP_CHECK(ffh >= 0 && call_named(FUSE_TMPFILE, li.oldnodeid, &in, sizeof(in), "/",
+						 NULL) == -ENOTDIR,
+			  "TMPFILE under a file -> ENOTDIR");
+		if (ffh >= 0)
+			TAP_CHECK(release(li.oldnodeid, (uint64_t)ffh, false) == 0, "release");
+		forget(li.oldnodeid, 1);
+	}
+	forget((uint64_t)d, 1);
+}
+
 static void test_escapes(void)
 {
 	int64_t n, fh;
@@ -918,6 +970,12 @@ static void test_readonly(void)
 	n = lookup(1, "x");
 	TAP_CHECK(mkdir_(1, "nope", 0755) == -EROFS, "read-only: MKDIR -> EROFS");
 	TAP_CHECK(create(1, "nope", O_RDWR, 0600, NULL) == -EROFS, "read-only: CREATE -> EROFS");
+	{
+		struct fuse_create_in in = { .flags = O_RDWR, .mode = 0600 };
+
+		TAP_CHECK(call_named(FUSE_TMPFILE, 1, &in, sizeof(in), "/", NULL) == -EROFS,
+			  "read-only: TMPFILE -> EROFS");
+	}
 	TAP_CHECK(open_((uint64_t)n, O_WRONLY) == -EROFS, "read-only: OPEN for write -> EROFS");
 	TAP_CHECK(open_((uint64_t)n, O_RDONLY | O_TRUNC) == -EROFS, "read-only: O_TRUNC -> EROFS");
 	TAP_CHECK(call(FUSE_SETATTR, (uint64_t)n, &sa, sizeof(sa)) == -EROFS,
@@ -943,6 +1001,7 @@ int main(void)
 	test_init();
 	test_files();
 	test_links_rename();
+	test_tmpfile();
 	test_escapes();
 	test_dirs();
 	test_xattr_misc();
