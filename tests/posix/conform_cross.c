@@ -43,6 +43,7 @@ void cf_fixtures(void)
 	cf_fix_file("sgidnx", 02767, 0, 0, "sgid-no-group-exec");
 	cf_fix_file("suidtr", 04777, 0, 0, "suid-truncate");
 	cf_fix_file("usuid", 04766, CF_UID, CF_GID, "user-suid");
+	cf_fix_file("suidchown", 04755, 0, 0, "suid-chown");
 	cf_fix_dir("gdir", 0770, 0, CF_SUPP_GID);
 	cf_fix_dir("gdir/rootsub", 0755, 0, 0);
 	cf_fix_dir("gdir/elsewhere", 0777, 0, 0);
@@ -115,6 +116,10 @@ static void cf_cross_perm(void)
 	CFS("chmod-owner-setuid", chmod("mine", 04755), "mine");
 	CFS("utimensat-set-owner", utimensat(AT_FDCWD, "mine", set, 0), "mine");
 	CFS("chgrp-owner-to-supplementary", chown("mine", (uid_t)-1, CF_SUPP_GID), "mine");
+	CFS("chmod-owner-in-supplementary-group-setgid", chmod("mine", 02755), "mine");
+	CF("utimensat-now-group-write-supplementary", utimensat(AT_FDCWD, "grpw", now, 0));
+	CFS("chown-nothing-not-owner-setuid", chown("suidchown", (uid_t)-1, (gid_t)-1), "suidchown");
+	CFS("chown-nothing-not-owner", chown("ro", (uid_t)-1, (gid_t)-1), "ro");
 	CF("stat-in-dir-without-search", access("noexec/file", F_OK));
 	cf_close_fd(CF("opendir-without-search", open("noexec", O_RDONLY | O_DIRECTORY)));
 	cf_close_fd(CF("opendir-without-read", open("noread", O_RDONLY | O_DIRECTORY)));

@@ -16,6 +16,35 @@ static void cf_close(long fd)
 		close((int)fd);
 }
 
+/* O_TMPFILE: an unnamed file, linked in later through /proc/self/fd (Linux open(2)). */
+static void cf_open_tmpfile(void)
+{
+	char proc[64];
+	struct stat st;
+	long fd;
+
+	fd = CF("o_tmpfile", open(".", O_TMPFILE | O_RDWR, 0640));
+	if (fd >= 0) {
+		CF("o_tmpfile-write", write((int)fd, "tmp", 3));
+		CF("o_tmpfile-fstat", fstat((int)fd, &st));
+		cf_val("o_tmpfile-unnamed", "nlink=%lu mode=%04o size=%lld", (unsigned long)st.st_nlink,
+		       (unsigned int)(st.st_mode & 07777), (long long)st.st_size);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", (int)fd);
+		CFS("o_tmpfile-link", linkat(AT_FDCWD, proc, AT_FDCWD, "tmp-linked", AT_SYMLINK_FOLLOW),
+		    "tmp-linked");
+		cf_val("o_tmpfile-linked-content", "%s", cf_content("tmp-linked"));
+		close((int)fd);
+	}
+	fd = CF("o_tmpfile-o_excl", open(".", O_TMPFILE | O_EXCL | O_WRONLY, 0600));
+	if (fd >= 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", (int)fd);
+		CF("o_tmpfile-o_excl-link", linkat(AT_FDCWD, proc, AT_FDCWD, "tmp-excl", AT_SYMLINK_FOLLOW));
+		close((int)fd);
+	}
+	cf_close(CF("o_tmpfile-rdonly", open(".", O_TMPFILE | O_RDONLY, 0600)));
+	cf_close(CF("o_tmpfile-on-file", open("a", O_TMPFILE | O_RDWR, 0600)));
+}
+
 /* open(2)/creat(2) flags (POSIX open(), Linux open(2)). */
 static void cf_open_flags(void)
 {
@@ -81,7 +110,7 @@ static void cf_open_flags(void)
 	name[255] = 'n';
 	name[256] = '\0';
 	cf_close(CF("name-256", open(name, O_CREAT | O_WRONLY, 0644)));
-	cf_close(CF("o_tmpfile", open(".", O_TMPFILE | O_RDWR, 0600)));
+	cf_open_tmpfile();
 	cf_mkfile("w0200", 0200, "secret");
 	cf_close(CF("o_rdonly-mode-0200", open("w0200", O_RDONLY)));
 	cf_mkfile("r0444", 0444, "ro");
