@@ -150,25 +150,22 @@ out:
 
 int fs_op_readlink(struct fsi_inode *ino, struct fs_out *o)
 {
-	char *p;
+	/* A Linux target is at most PATH_MAX - 1 bytes: read into PATH_MAX, and a full buffer
+	   cannot be mistaken for a cut one, even when the target fills the guest's exactly. */
+	char target[PATH_MAX];
 	ssize_t n;
-	size_t room = o->cap - o->len;
 
 	if (ino->type != S_IFLNK)
 		return -EINVAL;
-	/* Linux offers a page less one byte (fuse_readlink_page), which is less than PATH_MAX. */
-	if (room > PATH_MAX)
-		room = PATH_MAX;
-	p = fs_out_reserve(o, room);
-	if (!p || room == 0)
-		return -EIO;
-	n = readlinkat(ino->fd, "", p, room);
+	n = readlinkat(ino->fd, "", target, sizeof(target));
 	if (n < 0)
 		return -errno;
-	if ((size_t)n == room)
-		return -ENAMETOOLONG; /* the target may have been cut short: never send half a path */
-	o->len -= room - (size_t)n; /* the reply is the target without its NUL */
-	return 0;
+	if ((size_t)n == sizeof(target))
+		return -ENAMETOOLONG; /* not a Linux target: never send half a path */
+	/* Linux offers a page less one byte (fuse_readlink_page): a 4095-byte target fits. */
+	if ((size_t)n > o->cap - o->len)
+		return -ENAMETOOLONG;
+	return fs_out_put(o, target, (size_t)n); /* the reply is the target without its NUL */
 }
 
 int fs_op_statfs(struct fsi_inode *ino, struct fs_out *o)

@@ -359,6 +359,25 @@ static void test_links_rename(void)
 		rep_cap = sizeof(struct fuse_out_header) + 5;
 		TAP_CHECK(call(FUSE_READLINK, (uint64_t)g, NULL, 0) == -ENAMETOOLONG,
 			  "READLINK into a buffer shorter than the target: ENAMETOOLONG, never a cut path");
+		{
+			static char longest[PATH_MAX];
+			int64_t lg;
+
+			memset(longest, 't', PATH_MAX - 1);
+			rep_cap = sizeof(rep);
+			lg = call_named(FUSE_SYMLINK, 1, NULL, 0, "longest", longest) ? -1 :
+				(int64_t)((struct fuse_entry_out *)body())->nodeid;
+			rep_cap = sizeof(struct fuse_out_header) + 4095;
+			TAP_CHECK(lg > 0 && call(FUSE_READLINK, (uint64_t)lg, NULL, 0) == 0 &&
+					  rep_len == sizeof(struct fuse_out_header) + 4095 &&
+					  !memcmp(body(), longest, 4095),
+				  "READLINK of a 4095-byte target into the driver's 4095-byte buffer");
+			rep_cap = sizeof(struct fuse_out_header) + 4094;
+			TAP_CHECK(call(FUSE_READLINK, (uint64_t)lg, NULL, 0) == -ENAMETOOLONG,
+				  "... and into one byte less: ENAMETOOLONG");
+			if (lg > 0)
+				forget((uint64_t)lg, 1);
+		}
 		rep_cap = sizeof(rep);
 		TAP_CHECK(readlink(hp("ln"), buf, sizeof(buf)) == 11, "host sees the symlink");
 		TAP_CHECK(open_((uint64_t)g, O_RDONLY) == -EACCES,
