@@ -59,6 +59,29 @@ static int fs_setattr_times(struct fs_server *s, const struct fuse_setattr_in *i
 	return utimensat(s->proc_fd, n.s, ts, 0) < 0 ? -errno : 0;
 }
 
+/*
+ * The setgid kill that fs_kill_priv() and a capable chown leave out: setgid without group execute,
+ * which Linux (since 6.2, and in 6.1.y) also kills when the caller is outside the file's group and
+ * lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a member through a
+ * supplementary group loses the bit as well: the safe way to err (a setgid file others may run must
+ * not keep the bit after a stranger rewrote it). A root caller keeps it. Regular files only.
+ */
+static int fs_kill_sgid_of_stranger(struct fs_server *s, const struct fuse_req *r,
+				    struct fsi_inode *ino, const struct fs_fdname *n)
+{
+	struct stat st;
+	int err;
+
+	if (ino->type != S_IFREG || r->hdr.uid == 0)
+		return 0;
+	err = fs_stat_inode(ino, &st);
+	if (err)
+		return err;
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) != S_ISGID || st.st_gid == r->hdr.gid)
+		return 0;
+	return fchmodat(s->proc_fd, n->s, st.st_mode & 07777 & ~(mode_t)S_ISGID, 0) < 0 ? -errno : 0;
+}
+
 int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 			 struct fs_out *o)
 {
@@ -81,11 +104,14 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		/* No attribute at all: the guest's chown(-1, -1) (ATTR_CTIME and the setuid/setgid
 		   kill, which FUSE_HANDLE_KILLPRIV_V2 leaves to us), or its file_remove_privs() before
 		   a write. Both mean what the host's own chown(-1, -1) does: kill setuid (and setgid
-		   with group execute), touch ctime. */
+		   with group execute, or when the caller is outside the group), touch ctime. */
 		if (fchownat(ino->fd, "", (uid_t)-1, (gid_t)-1, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 			err = -errno;
 			goto out;
 		}
+		err = fs_kill_sgid_of_stranger(s, r, ino, &n);
+		if (err)
+			goto out;
 	}
 	if (in->valid & FATTR_MODE) {
 		if (fd >= 0)
@@ -125,6 +151,8 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		}
 		if (in->valid & FATTR_KILL_SUIDGID) {
 			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd);
+			if (!err)
+				err = fs_kill_sgid_of_stranger(s, r, ino, &n);
 			if (err)
 				goto out;
 		}

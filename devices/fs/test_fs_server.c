@@ -833,6 +833,36 @@ static void test_creds(void)
 				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0777 && st.st_size == 1,
 			  "1234 truncates root's 4777 file it may write: setuid killed, no EPERM");
 	}
+	{
+		/* Setgid without group execute: killed by a stranger's write or truncate, kept by a
+		   member of the file's group (the only membership we can see: the primary group). */
+		struct fuse_setattr_in none = { 0 };
+		struct fuse_setattr_in tr = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 0 };
+
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: root's file, mode 2767");
+		cur_uid = 1234;
+		cur_gid = 0;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+			  "SETATTR of nothing by 1234 in the file's group 0: setgid kept");
+		cur_gid = 1234;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+			  "SETATTR of nothing by 1234 outside the group: setgid without group exec killed");
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+		cur_uid = cur_gid = 1234;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &tr, sizeof(tr)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+			  "truncate with KILL_SUIDGID by a stranger: setgid without group exec killed");
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0 &&
+				  call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+			  "SETATTR of nothing by root: setgid kept");
+		cur_uid = cur_gid = 1234;
+	}
 	TAP_CHECK(mkdir_(1, "notmine", 0755) > 0 && stat(hp("notmine"), &st) == 0 && st.st_uid == 1234,
 		  "MKDIR in root's 0755 dir, which the guest allowed: done as 1234, not refused again");
 	{
