@@ -39,8 +39,11 @@ else
 	for f in protected_hardlinks protected_symlinks protected_regular protected_fifos; do
 		set_sysctls="$set_sysctls echo $(cat /proc/sys/fs/$f) >/proc/sys/fs/$f;"
 	done
+	# The binary from the second share, not from the checkout through --root /: in the lab the
+	# checkout is 9p, whose short reads the guest does not survive yet (issue 9, first part).
+	cp "$conform" "$tmp/other/conform"
 	vm --root / --share "$tmp/share:/mnt" --share "$tmp/other:/mnt2" -- \
-		sh -c "$set_sysctls mkdir -m 755 /mnt2/x && exec $conform /mnt /mnt2/x >/mnt2/transcript"
+		sh -c "$set_sysctls mkdir -m 755 /mnt2/x && exec /mnt2/conform /mnt /mnt2/x >/mnt2/transcript"
 	cp "$tmp/other/transcript" "$tmp/test.txt" 2>/dev/null || : >"$tmp/test.txt"
 fi
 check "$label run exited 0" test "$rc" = 0

@@ -44,6 +44,12 @@ void cf_fixtures(void)
 	cf_fix_file("suidtr", 04777, 0, 0, "suid-truncate");
 	cf_fix_file("usuid", 04766, CF_UID, CF_GID, "user-suid");
 	cf_fix_file("suidchown", 04755, 0, 0, "suid-chown");
+	cf_fix_file("sgidnxtr", 02767, 0, 0, "sgid-no-group-exec-truncate");
+	cf_fix_file("sgidown", 02745, CF_UID, CF_OTHER_GID, "own-sgid-other-group");
+	cf_fix_file("sgidmember", 02767, 0, CF_GID, "sgid-primary-group");
+	cf_fix_file("sgidsupp", 02767, 0, CF_SUPP_GID, "sgid-supplementary-group");
+	cf_fix_file("sgidsupptr", 02767, 0, CF_SUPP_GID, "sgid-supplementary-group-truncate");
+	cf_fix_file("sgidsuppown", 02745, CF_UID, CF_SUPP_GID, "own-sgid-supplementary-group");
 	cf_fix_dir("gdir", 0770, 0, CF_SUPP_GID);
 	cf_fix_dir("gdir/rootsub", 0755, 0, 0);
 	cf_fix_dir("gdir/elsewhere", 0777, 0, 0);
@@ -195,6 +201,24 @@ static void cf_cross_kill(void)
 		close((int)fd);
 	}
 	CFS("truncate-clears-setuid", truncate("suidtr", 1), "suidtr");
+	CFS("truncate-clears-setgid-no-group-exec-not-member", truncate("sgidnxtr", 1), "sgidnxtr");
+	CFS("owner-chown-nothing-setgid-no-group-exec-not-member", chown("sgidown", (uid_t)-1, (gid_t)-1),
+	    "sgidown");
+	fd = open("sgidmember", O_WRONLY);
+	if (fd >= 0) {
+		CFS("write-keeps-setgid-no-group-exec-primary-member", write((int)fd, "w", 1), "sgidmember");
+		close((int)fd);
+	}
+	fd = open("sgidsupp", O_WRONLY);
+	if (fd >= 0) {
+		CFS("write-keeps-setgid-no-group-exec-supplementary-member", write((int)fd, "w", 1),
+		    "sgidsupp");
+		close((int)fd);
+	}
+	CFS("truncate-keeps-setgid-no-group-exec-supplementary-member", truncate("sgidsupptr", 1),
+	    "sgidsupptr");
+	CFS("owner-chown-nothing-keeps-setgid-no-group-exec-supplementary-member",
+	    chown("sgidsuppown", (uid_t)-1, (gid_t)-1), "sgidsuppown");
 	fd = open("usuid", O_WRONLY);
 	if (fd >= 0) {
 		CFS("owner-write-clears-setuid", write((int)fd, "w", 1), "usuid");
