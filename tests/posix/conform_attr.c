@@ -1,5 +1,6 @@
 /* conform_attr.c: chmod, chown, utimensat, mknod/mkfifo/sockets, extended attributes. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -138,6 +139,31 @@ static void cf_attr_times(void)
 	cf_val("utimensat-ctime", "changed: %s", cf_yn(cf_ctime("t") != before));
 }
 
+/* The d_type readdir gives each kind of node made above. */
+static void cf_list_types(void)
+{
+	static const char *const names[] = { "fifo", "chr", "blk", "sock", "reg", "bound" };
+	char seen[128] = "";
+	struct dirent *e;
+	DIR *d = opendir(".");
+	size_t i, o = 0;
+
+	if (!d) {
+		cf_ret("readdir-types", -1, NULL);
+		return;
+	}
+	/* In the order of names[], whatever order readdir takes. */
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		rewinddir(d);
+		while ((e = readdir(d)) != NULL)
+			if (!strcmp(e->d_name, names[i]))
+				o += (size_t)snprintf(seen + o, sizeof(seen) - o, "%s%s:%d", o ? " " : "",
+						      names[i], e->d_type);
+	}
+	closedir(d);
+	cf_val("readdir-types", "%s", seen);
+}
+
 static void cf_attr_nodes(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -168,6 +194,7 @@ static void cf_attr_nodes(void)
 		close(s);
 	if (c >= 0)
 		close(c);
+	cf_list_types();
 }
 
 /* listxattr(2): the sorted names. */

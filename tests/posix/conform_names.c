@@ -65,6 +65,31 @@ static void cf_names_link(void)
 	cf_setup("mkfifo", mkfifo("ff", 0644));
 	CF("unlink-fifo", unlink("ff"));
 	cf_list("list", ".");
+	/* What a change of names does to the times of the directory and of the inode. */
+	cf_age(".");
+	cf_mkfile("t1", 0644, "t");
+	cf_val("create-dir-mtime", "changed: %s", cf_yn(cf_mtime(".") != 1000000000LL * 1000000000LL));
+	cf_age(".");
+	cf_setup("unlink", unlink("t1"));
+	cf_val("unlink-dir-mtime", "changed: %s", cf_yn(cf_mtime(".") != 1000000000LL * 1000000000LL));
+	cf_mkfile("t2", 0644, "t");
+	{
+		long long before = cf_ctime("t2");
+
+		cf_tick();
+		cf_setup("link", link("t2", "t3"));
+		cf_val("link-ctime", "changed: %s", cf_yn(cf_ctime("t2") != before));
+		before = cf_ctime("t2");
+		cf_tick();
+		cf_setup("unlink", unlink("t3"));
+		cf_val("unlink-other-name-ctime", "changed: %s", cf_yn(cf_ctime("t2") != before));
+	}
+	/* The inode a rename replaces keeps its other name, one link less. */
+	cf_mkfile("victim", 0644, "v");
+	cf_setup("link", link("victim", "victim2"));
+	cf_mkfile("mover", 0644, "m");
+	CFS("rename-over-hard-linked", rename("mover", "victim"), "victim2");
+	CFS("unlink-hard-linked", unlink("f"), "sl-follow");
 }
 
 static void cf_names_dirs(void)

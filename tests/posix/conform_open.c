@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -273,6 +274,9 @@ static void cf_open_space(void)
 	cf_val("seek-data", "%lld", (long long)lseek((int)fd, 0, SEEK_DATA));
 	cf_val("seek-hole", "%lld", (long long)lseek((int)fd, 0, SEEK_HOLE));
 	CF("seek-data-beyond-eof", lseek((int)fd, 2 << 20, SEEK_DATA));
+	CFS("pwrite-at-1tib", pwrite((int)fd, "y", 1, 1LL << 40), "sparse");
+	CF("pwrite-at-max-offset", pwrite((int)fd, "y", 1, INT64_MAX));
+	CF("ftruncate-beyond-max", ftruncate((int)fd, INT64_MAX));
 	close((int)fd);
 	{
 		long in = open("k", O_RDONLY), out = open("cfr", O_CREAT | O_WRONLY, 0644);
