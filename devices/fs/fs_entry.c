@@ -41,6 +41,24 @@ static int fs_entry_reply(struct fs_server *s, struct fsi_inode *dir, const char
 	return err;
 }
 
+/*
+ * The creating call's umask. With FUSE_DONT_MASK (agreed with FUSE_POSIX_ACL) the guest leaves the
+ * caller's umask to us, because a parent's default ACL replaces it: the host kernel makes that
+ * choice when our umask is the caller's for the call. Otherwise the guest already applied it and
+ * ours stays 0. Per thread: the workers' fs struct is their own (fs_thread_prepare).
+ */
+static void fs_umask_enter(const struct fs_server *s, uint32_t caller_umask)
+{
+	if (fs_has_flag(s, FUSE_DONT_MASK))
+		umask((mode_t)(caller_umask & 0777));
+}
+
+static void fs_umask_leave(const struct fs_server *s)
+{
+	if (fs_has_flag(s, FUSE_DONT_MASK))
+		umask(0);
+}
+
 /* The kernel's new_decode_dev() of fuse_mknod_in.rdev. */
 static dev_t fs_decode_dev(uint32_t dev)
 {
@@ -69,8 +87,11 @@ int fs_op_mknod(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 		return -EINVAL;
 	}
 	/* Device nodes need CAP_MKNOD, which only a guest root acting as host root keeps. */
-	if (mknodat(dir->fd, r->name, mode, fs_decode_dev(r->in.mknod.rdev)) < 0)
-		return -errno;
+	fs_umask_enter(s, r->in.mknod.umask);
+	err = mknodat(dir->fd, r->name, mode, fs_decode_dev(r->in.mknod.rdev)) < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	return fs_entry_reply(s, dir, r->name, o);
 }
 
@@ -81,8 +102,11 @@ int fs_op_mkdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 
 	if (err)
 		return err;
-	if (mkdirat(dir->fd, r->name, r->in.mkdir.mode & 07777) < 0)
-		return -errno;
+	fs_umask_enter(s, r->in.mkdir.umask);
+	err = mkdirat(dir->fd, r->name, r->in.mkdir.mode & 07777) < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	return fs_entry_reply(s, dir, r->name, o);
 }
 
@@ -219,9 +243,12 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		    O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
 	how.mode = in->mode & 07777;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fs_umask_enter(s, in->umask);
 	fd = (int)syscall(SYS_openat2, dir->fd, r->name, &how, sizeof(how));
-	if (fd < 0)
-		return -errno;
+	err = fd < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EACCES;
@@ -252,11 +279,14 @@ int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		return -ENOTDIR;
 	/* An unnamed file in that very directory (O_TMPFILE takes it as the path, "." of its fd);
 	   O_EXCL, if the guest asked, keeps it from ever being linked. */
+	fs_umask_enter(s, in->umask);
 	fd = openat(dir->fd, ".", ((int)in->flags & (O_ACCMODE | O_EXCL | O_APPEND | O_SYNC | O_DSYNC |
 						      O_NOATIME)) | O_TMPFILE | O_CLOEXEC,
 		    in->mode & 07777);
-	if (fd < 0)
-		return -errno;
+	err = fd < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	/* Its nodeid holds an O_PATH fd like any inode's, reached through the open one. */
 	fs_fdname(&n, fd);
 	path_fd = openat(s->proc_fd, n.s, O_PATH | O_CLOEXEC);

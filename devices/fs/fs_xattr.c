@@ -63,8 +63,15 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 {
 	struct fs_fdpath p;
 
+	int err;
+
 	fs_fdpath(&p, ino->fd);
-	return fs_xattr_reply(o, r->in.getxattr.size, fs_get, p.s, r->name);
+	err = fs_xattr_reply(o, r->in.getxattr.size, fs_get, p.s, r->name);
+	/* An inode on a file system without ACLs (a submount) has none: with FUSE_POSIX_ACL the
+	   guest would take EOPNOTSUPP as a failed permission check. */
+	if (err == -EOPNOTSUPP && !strncmp(r->name, "system.posix_acl_", 17))
+		err = -ENODATA;
+	return err;
 }
 
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
@@ -88,6 +89,15 @@ size_t fs_reply_error(void *out, uint64_t unique, int err)
 	return sizeof(h);
 }
 
+/* Does the share's file system keep POSIX ACLs? (ENODATA: yes, the root just has none.) */
+static bool fs_share_has_acls(struct fs_server *s)
+{
+	struct fs_fdpath p;
+
+	fs_fdpath(&p, s->inodes.root->fd);
+	return getxattr(p.s, "system.posix_acl_access", NULL, 0) >= 0 || errno == ENODATA;
+}
+
 /* INIT (fuse.h "INIT request and reply"): agree the version and the flags Linux's virtiofs uses. */
 static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
 {
@@ -112,6 +122,11 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 	       FUSE_READDIRPLUS_AUTO | FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
 	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO;
 	/* No FUSE_POSIX_LOCKS/FUSE_FLOCK_LOCKS: the guest kernel keeps locks itself (see GETLK). */
+	/* POSIX ACLs where the host keeps them: the guest kernel then checks them (it already
+	   checks mode bits, default_permissions) and leaves the umask to us (DONT_MASK), since a
+	   parent's default ACL replaces it. */
+	if (fs_share_has_acls(s))
+		want |= FUSE_POSIX_ACL | FUSE_DONT_MASK;
 	if (s->cache == FS_CACHE_AUTO)
 		want |= FUSE_AUTO_INVAL_DATA;
 	if (s->cache == FS_CACHE_ALWAYS)

@@ -882,6 +882,93 @@ static void test_creds(void)
 	forget(sg, 1);
 }
 
+/* A POSIX ACL xattr (version 2) of n entries {tag, perm, id}. Returns its size. */
+static size_t acl_blob(unsigned char *b, const uint32_t (*e)[3], unsigned int n)
+{
+	uint32_t version = 2;
+	unsigned int i;
+
+	memcpy(b, &version, 4);
+	for (i = 0; i < n; i++) {
+		uint16_t tag = (uint16_t)e[i][0], perm = (uint16_t)e[i][1];
+
+		memcpy(b + 4 + 8 * i, &tag, 2);
+		memcpy(b + 6 + 8 * i, &perm, 2);
+		memcpy(b + 8 + 8 * i, &e[i][2], 4);
+	}
+	return 4 + 8 * n;
+}
+
+/* FUSE_POSIX_ACL and FUSE_DONT_MASK: agreed where the host keeps ACLs; the caller's umask applied
+   by the host, or replaced by the parent's default ACL. */
+static void test_acl(void)
+{
+	static const uint32_t dflt[][3] = { { 0x01, 7, ~0u }, { 0x02, 7, 1234 }, { 0x04, 5, ~0u },
+					    { 0x10, 7, ~0u }, { 0x20, 5, ~0u } };
+	struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 65536,
+				     .flags = FUSE_HANDLE_KILLPRIV_V2 | FUSE_MAX_PAGES | FUSE_INIT_EXT |
+					      FUSE_POSIX_ACL | FUSE_DONT_MASK };
+	unsigned char blob[64];
+	struct stat st;
+	int64_t d, fh;
+	uint64_t f;
+
+	if (getxattr(root, "system.posix_acl_access", NULL, 0) < 0 && errno != ENODATA) {
+		printf("ok %d # SKIP %s keeps no POSIX ACLs\n", ++tap_count, root);
+		return;
+	}
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0 &&
+			  (((struct fuse_init_out *)body())->flags & (FUSE_POSIX_ACL | FUSE_DONT_MASK)) ==
+				  (FUSE_POSIX_ACL | FUSE_DONT_MASK),
+		  "INIT: POSIX ACLs and DONT_MASK agreed on a file system that keeps ACLs");
+	{
+		struct fuse_mkdir_in in = { .mode = 0777, .umask = 022 };
+
+		TAP_CHECK(call_named(FUSE_MKDIR, 1, &in, sizeof(in), "masked", NULL) == 0 &&
+				  stat(hp("masked"), &st) == 0 && (st.st_mode & 07777) == 0755,
+			  "MKDIR 0777 with the caller's umask 022: 0755");
+		forget(((struct fuse_entry_out *)body())->nodeid, 1);
+	}
+	d = mkdir_(1, "dflt", 0755);
+	TAP_CHECK(d > 0 && setxattr(hp("dflt"), "system.posix_acl_default", blob, acl_blob(blob, dflt, 5),
+				    0) == 0,
+		  "host: a default ACL on dflt/");
+	{
+		struct fuse_create_in in = { .flags = O_WRONLY, .mode = 0666, .umask = 022 };
+
+		fh = call_named(FUSE_CREATE, (uint64_t)d, &in, sizeof(in), "f", NULL);
+		f = fh ? 0 : ((struct fuse_entry_out *)body())->nodeid;
+		TAP_CHECK(fh == 0 && stat(hp("dflt/f"), &st) == 0 && (st.st_mode & 07777) == 0664 &&
+				  getxattr(hp("dflt/f"), "system.posix_acl_access", NULL, 0) > 0,
+			  "CREATE 0666, umask 022, under a default ACL: the ACL decides (0664), not the umask");
+		if (!fh)
+			TAP_CHECK(release(f, ((struct fuse_open_out *)((char *)body() +
+								  sizeof(struct fuse_entry_out)))->fh,
+					  false) == 0,
+				  "release");
+		forget(f, 1);
+	}
+	{
+		struct fuse_getxattr_in in = { .size = 0 };
+
+		TAP_CHECK(call_named(FUSE_GETXATTR, (uint64_t)d, &in, sizeof(in), "system.posix_acl_default",
+				     NULL) == 0 &&
+				  ((struct fuse_getxattr_out *)body())->size == 44,
+			  "GETXATTR of the default ACL");
+	}
+	forget((uint64_t)d, 1);
+	init.flags &= ~(uint32_t)(FUSE_POSIX_ACL | FUSE_DONT_MASK);
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0, "re-INIT without ACLs");
+	{
+		struct fuse_mkdir_in in = { .mode = 0777, .umask = 022 };
+
+		TAP_CHECK(call_named(FUSE_MKDIR, 1, &in, sizeof(in), "unmasked", NULL) == 0 &&
+				  stat(hp("unmasked"), &st) == 0 && (st.st_mode & 07777) == 0777,
+			  "without DONT_MASK the mode is taken as the guest masked it");
+		forget(((struct fuse_entry_out *)body())->nodeid, 1);
+	}
+}
+
 /* Open file descriptors of this process. */
 static int count_fds(void)
 {
@@ -1055,6 +1142,7 @@ int main(void)
 	test_dirs();
 	test_xattr_misc();
 	test_creds();
+	test_acl();
 	test_forget_bound();
 	test_readonly();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, outside);
