@@ -72,6 +72,16 @@ void cf_age(const char *path);
 /* "yes" / "no". */
 const char *cf_yn(bool b);
 
+/* One entry of a POSIX ACL as Linux stores it in system.posix_acl_* (version 2 format). */
+struct cf_acl_entry {
+	unsigned short tag, perm; /* ACL_USER_OBJ 0x01, ACL_USER 0x02, ACL_GROUP_OBJ 0x04,
+				     ACL_GROUP 0x08, ACL_MASK 0x10, ACL_OTHER 0x20; perm rwx = 4 2 1 */
+	unsigned int id;          /* for ACL_USER / ACL_GROUP; (unsigned)-1 otherwise */
+};
+#define CF_ACL_NOID 0xffffffffu
+/* Set the ACL xattr `name` ("system.posix_acl_access" or "..._default") of path; -1 + errno. */
+int cf_set_acl(const char *path, const char *name, const struct cf_acl_entry *e, unsigned int n);
+
 /* The groups (tests/posix/conform_*.c). */
 void cf_open(void);     /* open/creat flags, read/write, O_APPEND/O_TRUNC, truncate */
 void cf_names(void);    /* link, unlink, rename(2)/renameat2, mkdir/rmdir, EXDEV */

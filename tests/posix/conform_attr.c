@@ -236,20 +236,12 @@ static void cf_xattr_get(const char *name, const char *path, const char *attr, s
 		cf_val(name, "len=%zd%s%.*s", n, size ? " value=" : "", size ? (int)n : 0, v);
 }
 
-/* A POSIX ACL as its xattr (Linux's posix_acl_xattr format, version 2). */
-struct cf_acl_entry {
-	uint16_t tag, perm;
-	uint32_t id;
-};
-
 static void cf_attr_xattr(void)
 {
 	static char big[65537];
-	struct {
-		uint32_t version;
-		struct cf_acl_entry e[5];
-	} acl = { 2, { { 0x01, 6, (uint32_t)-1 }, { 0x02, 4, CF_OTHER_UID }, { 0x04, 4, (uint32_t)-1 },
-		       { 0x10, 4, (uint32_t)-1 }, { 0x20, 0, (uint32_t)-1 } } };
+	static const struct cf_acl_entry acl[] = { { 0x01, 6, CF_ACL_NOID }, { 0x02, 4, CF_OTHER_UID },
+						   { 0x04, 4, CF_ACL_NOID }, { 0x10, 4, CF_ACL_NOID },
+						   { 0x20, 0, CF_ACL_NOID } };
 	char name[300];
 
 	cf_mkfile("x", 0644, "x");
@@ -283,7 +275,7 @@ static void cf_attr_xattr(void)
 	CF("set-value-too-big", lsetxattr("x", "trusted.big", big, sizeof(big), 0));
 	CF("set-missing-file", lsetxattr("missing", "trusted.a", "p", 1, 0));
 	cf_xattr_get("get-acl-none", "x", "system.posix_acl_access", sizeof(name));
-	CF("set-acl-named-user", lsetxattr("x", "system.posix_acl_access", &acl, sizeof(acl), 0));
+	CF("set-acl-named-user", cf_set_acl("x", "system.posix_acl_access", acl, 5));
 	cf_xattr_get("get-acl-size", "x", "system.posix_acl_access", 0);
 	cf_val("acl-mode", "%s", cf_desc("x"));
 }

@@ -28,6 +28,26 @@ static void cf_fix_dir(const char *path, mode_t mode, uid_t uid, gid_t gid)
 		cf_setup(path, chmod(path, mode));
 }
 
+/* POSIX ACLs (Linux acl(5)): a named-user entry, and a directory whose default ACL new entries
+   inherit instead of the umask. */
+static void cf_fix_acls(void)
+{
+	static const struct cf_acl_entry read_for_user[] = {
+		{ 0x01, 6, CF_ACL_NOID }, { 0x02, 4, CF_UID }, { 0x04, 0, CF_ACL_NOID },
+		{ 0x10, 4, CF_ACL_NOID }, { 0x20, 0, CF_ACL_NOID }
+	};
+	static const struct cf_acl_entry rwx_for_user[] = {
+		{ 0x01, 7, CF_ACL_NOID }, { 0x02, 7, CF_UID }, { 0x04, 5, CF_ACL_NOID },
+		{ 0x10, 7, CF_ACL_NOID }, { 0x20, 5, CF_ACL_NOID }
+	};
+
+	cf_fix_file("aclread", 0600, 0, 0, "acl-readable");
+	cf_setup("acl aclread", cf_set_acl("aclread", "system.posix_acl_access", read_for_user, 5));
+	cf_fix_dir("acldir", 0755, 0, 0);
+	cf_setup("acl acldir", cf_set_acl("acldir", "system.posix_acl_access", rwx_for_user, 5));
+	cf_setup("acl acldir", cf_set_acl("acldir", "system.posix_acl_default", rwx_for_user, 5));
+}
+
 void cf_fixtures(void)
 {
 	cf_group("fixtures");
@@ -65,6 +85,7 @@ void cf_fixtures(void)
 	cf_fix_dir("sgid", 02777, 0, CF_OTHER_GID);
 	cf_fix_dir("sgidm", 02777, 0, CF_SUPP_GID);
 	cf_fix_dir("scratch", 0777, 0, 0);
+	cf_fix_acls();
 }
 
 static void cf_close_fd(long fd)
@@ -231,8 +252,27 @@ static void cf_cross_kill(void)
 	cf_setup("chmod", chmod("usuid", 04766));
 }
 
+/* What ACLs grant or decide, seen by the named user. */
+static void cf_cross_acl(void)
+{
+	long fd;
+
+	cf_group("acl");
+	cf_val("named-user-file", "%s", cf_desc("aclread"));
+	cf_close_fd(CF("read-granted-by-named-user-entry", open("aclread", O_RDONLY)));
+	cf_close_fd(CF("write-not-granted", open("aclread", O_WRONLY)));
+	CF("access-r-granted", access("aclread", R_OK));
+	fd = CFS("create-under-default-acl", open("acldir/f", O_CREAT | O_WRONLY, 0666), "acldir/f");
+	cf_close_fd(fd);
+	CFS("mkdir-under-default-acl", mkdir("acldir/d", 0777), "acldir/d");
+	CFS("mknod-under-default-acl", mknod("acldir/p", S_IFIFO | 0666, 0), "acldir/p");
+	CF("chmod-own-file-with-acl", chmod("acldir/f", 0640));
+	cf_val("chmod-own-file-with-acl-mode", "%s", cf_desc("acldir/f"));
+}
+
 void cf_cross_user(void)
 {
+	cf_cross_acl();
 	cf_cross_perm();
 	cf_cross_group_dir();
 	cf_cross_sticky();
@@ -243,6 +283,11 @@ void cf_cross_user(void)
 void cf_after_user(void)
 {
 	long fd;
+
+	cf_val("acl-inherited-by-user-file", "access acl bytes: %zd",
+	       getxattr("acldir/f", "system.posix_acl_access", NULL, 0));
+	cf_val("acl-inherited-by-user-dir", "default acl bytes: %zd",
+	       getxattr("acldir/d", "system.posix_acl_default", NULL, 0));
 
 	cf_val("user-renamed-root-dir", "%s", cf_desc("gdir/rootsub2"));
 	cf_val("user-file-in-setgid-dir", "%s", cf_desc("sgid/f"));

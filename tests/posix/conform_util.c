@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -209,4 +211,26 @@ void cf_age(const char *path)
 const char *cf_yn(bool b)
 {
 	return b ? "yes" : "no";
+}
+
+int cf_set_acl(const char *path, const char *name, const struct cf_acl_entry *e, unsigned int n)
+{
+	unsigned char buf[4 + 8 * 16];
+	uint32_t version = 2;
+	unsigned int i;
+
+	if (n > 16) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(buf, &version, 4);
+	for (i = 0; i < n; i++) {
+		uint16_t tag = e[i].tag, perm = e[i].perm;
+		uint32_t id = e[i].id;
+
+		memcpy(buf + 4 + 8 * i, &tag, 2);
+		memcpy(buf + 6 + 8 * i, &perm, 2);
+		memcpy(buf + 8 + 8 * i, &id, 4);
+	}
+	return setxattr(path, name, buf, 4 + 8 * n, 0);
 }
