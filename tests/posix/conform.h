@@ -59,9 +59,9 @@ const char *cf_content(const char *path);
 long cf_setup(const char *what, long rc);
 /* A regular file with these bytes and mode (chmod'ed after creation, umask ignored). */
 int cf_mkfile(const char *path, mode_t mode, const char *data);
-/* Make and enter a group's directory / leave it (cf_leave removes nothing). */
-int cf_enter(const char *dir, mode_t mode);
-void cf_leave(void);
+/* Run a group: fn in a fresh subdirectory `dir` (mode 0755) of the current one, the group named
+   after it; back in the current directory afterwards (nothing is removed). */
+void cf_in_dir(const char *dir, void (*fn)(void));
 /* The clock moves on: enough for a changed ctime to show on any file system's time stamps. */
 void cf_tick(void);
 /* mtime and ctime of path as one comparable value each (0 when lstat fails). */

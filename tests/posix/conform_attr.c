@@ -282,24 +282,9 @@ static void cf_attr_xattr(void)
 
 void cf_attr(void)
 {
-	if (cf_enter("chmod", 0755) < 0)
-		return;
-	cf_attr_chmod();
-	cf_leave();
-	if (cf_enter("chown", 0755) < 0)
-		return;
-	cf_attr_chown();
-	cf_leave();
-	if (cf_enter("times", 0755) < 0)
-		return;
-	cf_attr_times();
-	cf_leave();
-	if (cf_enter("nodes", 0755) < 0)
-		return;
-	cf_attr_nodes();
-	cf_leave();
-	if (cf_enter("xattr", 0755) < 0)
-		return;
-	cf_attr_xattr();
-	cf_leave();
+	cf_in_dir("chmod", cf_attr_chmod);
+	cf_in_dir("chown", cf_attr_chown);
+	cf_in_dir("times", cf_attr_times);
+	cf_in_dir("nodes", cf_attr_nodes);
+	cf_in_dir("xattr", cf_attr_xattr);
 }

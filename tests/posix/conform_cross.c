@@ -200,42 +200,35 @@ static void cf_cross_sgid(void)
 	CFS("chmod-setgid-own-file-inherited-group", chmod("sgid/f", 02755), "sgid/f");
 }
 
+/* Check NAME: one byte written to path through an O_WRONLY open (the open's error if it fails),
+   then the file's state. */
+static void cf_write_byte(const char *name, const char *path)
+{
+	long fd = open(path, O_WRONLY);
+
+	if (fd < 0) {
+		CFS(name, fd, path);
+		return;
+	}
+	CFS(name, write((int)fd, "w", 1), path);
+	close((int)fd);
+}
+
 /* Writes and truncates by someone without CAP_FSETID drop setuid and (with group exec) setgid. */
 static void cf_cross_kill(void)
 {
 	long fd;
 
 	cf_group("kill-suid");
-	fd = open("suid", O_WRONLY);
-	if (fd >= 0) {
-		CFS("write-clears-setuid", write((int)fd, "w", 1), "suid");
-		close((int)fd);
-	}
-	fd = open("sgidx", O_WRONLY);
-	if (fd >= 0) {
-		CFS("write-clears-setgid-group-exec", write((int)fd, "w", 1), "sgidx");
-		close((int)fd);
-	}
-	fd = open("sgidnx", O_WRONLY);
-	if (fd >= 0) {
-		CFS("write-keeps-setgid-no-group-exec", write((int)fd, "w", 1), "sgidnx");
-		close((int)fd);
-	}
+	cf_write_byte("write-clears-setuid", "suid");
+	cf_write_byte("write-clears-setgid-group-exec", "sgidx");
+	cf_write_byte("write-keeps-setgid-no-group-exec", "sgidnx");
 	CFS("truncate-clears-setuid", truncate("suidtr", 1), "suidtr");
 	CFS("truncate-clears-setgid-no-group-exec-not-member", truncate("sgidnxtr", 1), "sgidnxtr");
 	CFS("owner-chown-nothing-setgid-no-group-exec-not-member", chown("sgidown", (uid_t)-1, (gid_t)-1),
 	    "sgidown");
-	fd = open("sgidmember", O_WRONLY);
-	if (fd >= 0) {
-		CFS("write-keeps-setgid-no-group-exec-primary-member", write((int)fd, "w", 1), "sgidmember");
-		close((int)fd);
-	}
-	fd = open("sgidsupp", O_WRONLY);
-	if (fd >= 0) {
-		CFS("write-keeps-setgid-no-group-exec-supplementary-member", write((int)fd, "w", 1),
-		    "sgidsupp");
-		close((int)fd);
-	}
+	cf_write_byte("write-keeps-setgid-no-group-exec-primary-member", "sgidmember");
+	cf_write_byte("write-keeps-setgid-no-group-exec-supplementary-member", "sgidsupp");
 	CFS("truncate-keeps-setgid-no-group-exec-supplementary-member", truncate("sgidsupptr", 1),
 	    "sgidsupptr");
 	CFS("owner-chown-nothing-keeps-setgid-no-group-exec-supplementary-member",

@@ -203,20 +203,8 @@ static void cf_names_exdev(void)
 
 void cf_names(void)
 {
-	if (cf_enter("link", 0755) < 0)
-		return;
-	cf_names_link();
-	cf_leave();
-	if (cf_enter("dirs", 0755) < 0)
-		return;
-	cf_names_dirs();
-	cf_leave();
-	if (cf_enter("rename", 0755) < 0)
-		return;
-	cf_names_rename();
-	cf_leave();
-	if (cf_enter("exdev", 0755) < 0)
-		return;
-	cf_names_exdev();
-	cf_leave();
+	cf_in_dir("link", cf_names_link);
+	cf_in_dir("dirs", cf_names_dirs);
+	cf_in_dir("rename", cf_names_rename);
+	cf_in_dir("exdev", cf_names_exdev);
 }

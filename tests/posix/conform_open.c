@@ -308,14 +308,16 @@ static void cf_open_fifo(void)
 	}
 }
 
-void cf_open(void)
+static void cf_open_all(void)
 {
-	if (cf_enter("open", 0755) < 0)
-		return;
 	cf_open_flags();
 	cf_open_rw();
 	cf_open_truncate();
 	cf_open_space();
 	cf_open_fifo();
-	cf_leave();
+}
+
+void cf_open(void)
+{
+	cf_in_dir("open", cf_open_all);
 }

@@ -132,12 +132,14 @@ static void cf_symlink_lengths(void)
 	CF("path-4094-bytes", stat(path, &st));
 }
 
-void cf_symlink(void)
+static void cf_symlink_all(void)
 {
-	if (cf_enter("symlink", 0755) < 0)
-		return;
 	cf_symlink_basic();
 	cf_symlink_loops();
 	cf_symlink_lengths();
-	cf_leave();
+}
+
+void cf_symlink(void)
+{
+	cf_in_dir("symlink", cf_symlink_all);
 }

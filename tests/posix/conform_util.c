@@ -166,16 +166,13 @@ int cf_mkfile(const char *path, mode_t mode, const char *data)
 	return (int)cf_setup(path, close(fd));
 }
 
-int cf_enter(const char *dir, mode_t mode)
+void cf_in_dir(const char *dir, void (*fn)(void))
 {
 	cf_group(dir);
-	if (cf_setup("mkdir", mkdir(dir, mode)) < 0 || cf_setup("chmod", chmod(dir, mode)) < 0)
-		return -1;
-	return (int)cf_setup("chdir", chdir(dir));
-}
-
-void cf_leave(void)
-{
+	if (cf_setup("mkdir", mkdir(dir, 0755)) < 0 || cf_setup("chmod", chmod(dir, 0755)) < 0 ||
+	    cf_setup("chdir", chdir(dir)) < 0)
+		return;
+	fn();
 	cf_setup("chdir ..", chdir(".."));
 }
 
