@@ -80,6 +80,7 @@ void cf_fixtures(void)
 	cf_fix_dir("sticky", 01777, 0, 0);
 	cf_fix_file("sticky/rootf", 0666, 0, 0, "root's");
 	cf_fix_dir("sticky/rootd", 0777, 0, 0);
+	cf_setup("symlink", symlink("rootf", "sticky/rootlink"));
 	cf_fix_dir("usticky", 01777, CF_UID, CF_GID);
 	cf_fix_file("usticky/rootf", 0644, 0, 0, "root's in user's sticky dir");
 	cf_fix_dir("sgid", 02777, 0, CF_OTHER_GID);
@@ -184,6 +185,12 @@ static void cf_cross_sticky(void)
 	CF("exchange-root-dir-and-file",
 	   renameat2(AT_FDCWD, "sticky/rootd", AT_FDCWD, "sticky/rootf", RENAME_EXCHANGE));
 	CF("dir-owner-unlinks-root-file", unlink("usticky/rootf"));
+	/* fs.protected_symlinks (printed first): a link in a sticky world-writable directory is
+	   followed only by its owner or when the directory's owner owns it. */
+	cf_close_fd(CF("follow-root-symlink", open("sticky/rootlink", O_RDONLY)));
+	cf_mkfile("sticky/ownf", 0644, "own");
+	cf_setup("symlink", symlink("ownf", "sticky/userlink"));
+	cf_close_fd(CF("follow-own-symlink", open("sticky/userlink", O_RDONLY)));
 }
 
 /* Set-group-ID directories: inherited group and bit; setgid stripped from a non-member's file. */
@@ -292,6 +299,7 @@ void cf_after_user(void)
 		close((int)fd);
 	}
 	CFS("root-chown-clears-setuid", chown("usuid", CF_UID, CF_GID), "usuid");
+	cf_close_fd(CF("root-follows-user-symlink-in-sticky", open("sticky/userlink", O_RDONLY)));
 	CF("root-unlinks-in-sticky", unlink("sticky/rootf"));
 	CF("root-rmdir-in-sticky", rmdir("sticky/rootd"));
 	cf_setup("chmod", chmod("secret", 0));
