@@ -62,7 +62,6 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 		   struct fs_out *o)
 {
 	struct fs_fdpath p;
-
 	int err;
 
 	fs_fdpath(&p, ino->fd);
