@@ -59,29 +59,6 @@ static int fs_setattr_times(struct fs_server *s, const struct fuse_setattr_in *i
 	return utimensat(s->proc_fd, n.s, ts, 0) < 0 ? -errno : 0;
 }
 
-/*
- * The setgid kill that fs_kill_priv() and a capable chown leave out: setgid without group execute,
- * which Linux (since 6.2, and in 6.1.y) also kills when the caller is outside the file's group and
- * lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a member through a
- * supplementary group loses the bit as well: the safe way to err (a setgid file others may run must
- * not keep the bit after a stranger rewrote it). A root caller keeps it. Regular files only.
- */
-static int fs_kill_sgid_of_stranger(struct fs_server *s, const struct fuse_req *r,
-				    struct fsi_inode *ino, const struct fs_fdname *n)
-{
-	struct stat st;
-	int err;
-
-	if (ino->type != S_IFREG || r->hdr.uid == 0)
-		return 0;
-	err = fs_stat_inode(ino, &st);
-	if (err)
-		return err;
-	if ((st.st_mode & (S_ISGID | S_IXGRP)) != S_ISGID || st.st_gid == r->hdr.gid)
-		return 0;
-	return fchmodat(s->proc_fd, n->s, st.st_mode & 07777 & ~(mode_t)S_ISGID, 0) < 0 ? -errno : 0;
-}
-
 int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 			 struct fs_out *o)
 {
@@ -109,7 +86,7 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 			err = -errno;
 			goto out;
 		}
-		err = fs_kill_sgid_of_stranger(s, r, ino, &n);
+		err = fs_kill_sgid_of_stranger(s, ino->fd, r->hdr.uid, r->hdr.gid);
 		if (err)
 			goto out;
 	}
@@ -152,7 +129,7 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		if (in->valid & FATTR_KILL_SUIDGID) {
 			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd);
 			if (!err)
-				err = fs_kill_sgid_of_stranger(s, r, ino, &n);
+				err = fs_kill_sgid_of_stranger(s, ino->fd, r->hdr.uid, r->hdr.gid);
 			if (err)
 				goto out;
 		}

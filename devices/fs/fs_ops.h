@@ -94,6 +94,17 @@ __attribute__((warn_unused_result)) int fs_clear_nonblock(int fd);
 __attribute__((warn_unused_result)) int fs_kill_priv(int fd);
 
 /*
+ * The setgid kill that fs_kill_priv() and a capable chown leave out: setgid without group execute,
+ * which Linux (since 6.2, and in 6.1.y) also kills when the caller (uid, gid: the request's) is
+ * outside the file's group and lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a
+ * member through a supplementary group loses the bit as well: the safe way to err (a setgid file
+ * others may run must not keep it after a stranger's change). A root caller keeps it. fd: any fd on
+ * the inode (O_PATH too); only a regular file is changed.
+ */
+__attribute__((warn_unused_result)) int fs_kill_sgid_of_stranger(struct fs_server *s, int fd,
+								 uint32_t uid, uint32_t gid);
+
+/*
  * FOPEN_* for an open file by cache mode: never = direct I/O (no guest page cache); auto and always
  * keep the page cache across opens (auto relies on FUSE_AUTO_INVAL_DATA to drop it when the host
  * file's mtime or size changed).
