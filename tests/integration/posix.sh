@@ -26,7 +26,8 @@ else # not root: /dev/shm, when it is another file system
 		it_on_exit 'rm -rf "$ref_other"'
 fi
 "$conform" "$tmp/ref" "$ref_other" >"$tmp/ref.txt" 2>"$tmp/ref.err"
-check "reference run on the host directory exited 0 $(head -c 200 "$tmp/ref.err")" test $? = 0
+ref_rc=$?
+check "reference run on the host directory exited 0 $(head -c 200 "$tmp/ref.err")" test "$ref_rc" = 0
 dups=$(cut -d: -f1 "$tmp/ref.txt" | sort | uniq -d | head -n 3)
 check "every check has its own name ${dups:+(duplicates: $dups)}" test -z "$dups"
 check "the reference transcript has its checks ($(wc -l <"$tmp/ref.txt") lines)" \
