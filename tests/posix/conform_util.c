@@ -178,10 +178,16 @@ void cf_in_dir(const char *dir, void (*fn)(void))
 
 void cf_tick(void)
 {
-	/* Coarse file system clocks tick every 1-10 ms; two ticks and then some. */
-	struct timespec ts = { .tv_nsec = 30 * 1000 * 1000 };
+	/* Coarse file system clocks tick every 1-10 ms: 30 ms is several ticks. Spun on the
+	   monotonic clock, not slept: a guest whose timer interrupts stall (seen in the nested lab
+	   under load) would never wake from a nanosleep, while its clock source still runs. */
+	struct timespec start, now;
 
-	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) <
+	       30 * 1000000LL);
 }
 
 long long cf_mtime(const char *path)
