@@ -121,7 +121,7 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 
 int ringvm_devices_start(struct ringvm_devices *d)
 {
-	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/mmio.c). */
+	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/core.c). */
 	(void)d;
 	return 0;
 }

@@ -114,13 +114,18 @@ struct io_uring *vq_worker_ring(struct vq_worker *w)
 	return &w->ring;
 }
 
-void vq_worker_fail(struct vq_worker *w)
+void vq_worker_fail_why(struct vq_worker *w, const char *why)
 {
 	w->vq->broken = true;
 	if (!w->failed) {
 		w->failed = true;
-		w->cfg.needs_reset(w->cfg.opaque);
+		w->cfg.needs_reset(w->cfg.opaque, why ? why : "unknown");
 	}
+}
+
+void vq_worker_fail(struct vq_worker *w)
+{
+	vq_worker_fail_why(w, "the device found a request it cannot answer");
 }
 
 void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written)
@@ -143,13 +148,13 @@ static void wk_pop_all(struct vq_worker *w)
 		if (r == 0)
 			return;
 		if (r == -EPROTO) {
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		if (r < 0) {
 			/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
 			vq_push(w->vq, req->chain.head, 0);
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		w->nr_free--;
@@ -300,7 +305,7 @@ static void *wk_main(void *arg)
 				w->cfg.queue_index, strerror(-r));
 			/* Without its ring the queue cannot progress: report and end the thread; the
 			 * kernel cancels this task's requests when it exits. */
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, "the queue's io_uring failed (not the driver's fault)");
 			return NULL;
 		}
 	}

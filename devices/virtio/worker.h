@@ -111,8 +111,10 @@ struct vq_worker_config {
 	uint8_t allowed_sqe_flags;   /* IOSQE_* */
 	/* Raise the queue interrupt: set the transport's interrupt status, then signal the irqfd. */
 	void (*interrupt)(void *opaque);
-	/* The driver broke the protocol on this queue: the transport sets DEVICE_NEEDS_RESET. */
-	void (*needs_reset)(void *opaque);
+	/* The driver broke the protocol on this queue: the transport sets DEVICE_NEEDS_RESET. why is
+	 * a static one-line reason naming the rule broken (for the operator), never NULL. Called
+	 * once per worker, on the worker's thread. */
+	void (*needs_reset)(void *opaque, const char *why);
 	void *opaque;            /* for interrupt() and needs_reset() */
 };
 
@@ -151,8 +153,12 @@ struct io_uring *vq_worker_ring(struct vq_worker *w);
 
 /*
  * The driver broke the protocol in a request the device is handling: mark the queue broken and ask
- * the transport for NEEDS_RESET. The request still has to be finished with vq_worker_done().
+ * the transport for NEEDS_RESET, with `why` (a static one-line string naming the rule) for the
+ * operator. The request still has to be finished with vq_worker_done().
  */
+void vq_worker_fail_why(struct vq_worker *w, const char *why);
+
+/* vq_worker_fail_why() with a generic reason, for devices that have no better one. */
 void vq_worker_fail(struct vq_worker *w);
 
 #endif
