@@ -24,3 +24,4 @@ fuzz_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c vmm/guest_mem.c
 fuzz_blkreq_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	vmm/guest_mem.c devices/virtio/fuzz_ring.c devices/blk/fuzz_blkreq.c
 include devices/fs/fs.mk
+include devices/vhost_user/vhost_user.mk
