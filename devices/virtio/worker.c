@@ -412,9 +412,15 @@ int vq_worker_start(const struct vq_worker_config *cfg, struct vq_worker **out)
 	/*
 	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
 	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.
+	 * The synchronous ones stay open: a fault in this thread must reach the process's handler
+	 * (the vhost-user SIGBUS guard, ASan's reports) rather than kill the process unseen.
 	 */
 	sigset_t all, old;
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&w->thread, NULL, wk_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
