@@ -23,3 +23,11 @@ test_vu_blk_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) vmm/guest_mem.c $(VU_FRO
 UNIT_TESTS += vu_fs
 test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
 	$(VU_FRONT) tests/unit/test_vu_fs.c
+
+# Test tool: the same front-end against a running `ringvm serve` (tests/boot/serve.sh).
+VU_PROBE_SRCS := tests/unit/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vmm/guest_mem.c
+$(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+ALL_TARGETS += $(B)/tests/vu_probe

@@ -26,45 +26,6 @@ static struct vu_backend *backend;
 static int disk_fd = -1;
 static char path[64];
 
-struct io {
-	uint64_t hdr, data, status;
-	uint16_t head;
-};
-
-/* Publish one request on ring q (data from/to queue 0's heap); payload copied in for writes. */
-static void io_put(struct vu_front *f, unsigned int q, struct io *io, uint32_t type, uint64_t sector,
-		   uint32_t len, const void *payload)
-{
-	struct fake_ring *heap = &f->ring[0], *r = &f->ring[q];
-	io->hdr = fake_ring_alloc(heap, 16);
-	io->data = fake_ring_alloc(heap, len);
-	io->status = fake_ring_alloc(heap, 1);
-	struct virtio_blk_outhdr h = { .type = htole32(type), .sector = htole64(sector) };
-	memcpy(f->ram + io->hdr, &h, sizeof(h));
-	f->ram[io->status] = 0xff;
-	if (payload)
-		memcpy(f->ram + io->data, payload, len);
-	struct fake_buf b[3] = { { io->hdr, 16, false },
-				 { io->data, len, type == VIRTIO_BLK_T_IN },
-				 { io->status, 1, true } };
-	io->head = fake_ring_add_chain(r, b, 3);
-	fake_ring_publish(r, io->head);
-}
-
-/* One request, synchronously: its status byte, or -1 when it never completed. */
-static int io_run(struct vu_front *f, unsigned int q, struct io *io, uint32_t type, uint64_t sector,
-		  uint32_t len, const void *payload)
-{
-	io_put(f, q, io, type, sector, len, payload);
-	vuf_kick(f, q);
-	if (!vuf_wait_used(f, q, f->ring[q].avail_idx))
-		return -1;
-	uint32_t id, used;
-	if (!fake_ring_used(&f->ring[q], &id, &used) || id != io->head)
-		return -1;
-	return f->ram[io->status];
-}
-
 static void fill(uint8_t *p, size_t n, unsigned int seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -108,25 +69,25 @@ static void test_negotiation_and_io(void)
 		  "rings 0 and 1 set up and enabled");
 
 	uint8_t want[4096], got[4096];
-	struct io io;
+	struct vuf_blk_req io;
 	fill(want, sizeof(want), 1);
-	TAP_CHECK(io_run(&f, 0, &io, VIRTIO_BLK_T_OUT, 8, sizeof(want), want) == VIRTIO_BLK_S_OK,
+	TAP_CHECK(vuf_blk(&f, 0, &io, VIRTIO_BLK_T_OUT, 8, sizeof(want), want) == VIRTIO_BLK_S_OK,
 		  "write 4 KiB at sector 8 through ring 0");
 	TAP_CHECK(vuf_wait_call(&f, 0, 2000) > 0, "the call eventfd was signalled");
 	TAP_CHECK(pread(disk_fd, got, sizeof(got), 8 * 512) == sizeof(got) &&
 			  !memcmp(got, want, sizeof(got)),
 		  "the host file holds the bytes");
-	TAP_CHECK(io_run(&f, 1, &io, VIRTIO_BLK_T_IN, 8, sizeof(got), NULL) == VIRTIO_BLK_S_OK &&
+	TAP_CHECK(vuf_blk(&f, 1, &io, VIRTIO_BLK_T_IN, 8, sizeof(got), NULL) == VIRTIO_BLK_S_OK &&
 			  !memcmp(f.ram + io.data, want, sizeof(want)),
 		  "read back through ring 1: same bytes in guest memory");
 
 	/* GET_VRING_BASE while requests are queued: the ring stops, drained, at a consistent index. */
-	struct io many[20];
+	struct vuf_blk_req many[20];
 	uint8_t blk[20][512];
 	uint16_t before = f.ring[0].avail_idx;
 	for (unsigned int i = 0; i < 20; i++) {
 		fill(blk[i], 512, 10 + i);
-		io_put(&f, 0, &many[i], VIRTIO_BLK_T_OUT, 100 + i, 512, blk[i]);
+		vuf_blk_put(&f, 0, &many[i], VIRTIO_BLK_T_OUT, 100 + i, 512, blk[i]);
 	}
 	vuf_kick(&f, 0);
 	struct vu_vring_state s = { 0, 0 };
@@ -165,11 +126,11 @@ static void test_reconnect(int fds_before)
 {
 	struct vu_front f;
 	uint8_t want[4096];
-	struct io io;
+	struct vuf_blk_req io;
 	fill(want, sizeof(want), 1);
 	TAP_CHECK(vuf_count_fds() == fds_before, "no fd left behind by the first connection");
 	TAP_CHECK(up(&f, false, 1, true), "a second front-end connects and sets up from scratch");
-	TAP_CHECK(io_run(&f, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) == VIRTIO_BLK_S_OK &&
+	TAP_CHECK(vuf_blk(&f, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) == VIRTIO_BLK_S_OK &&
 			  !memcmp(f.ram + io.data, want, sizeof(want)),
 		  "it reads what the first one wrote");
 	vuf_close(&f);
@@ -235,9 +196,9 @@ static void test_refused_with_ack(void)
 			  vuf_recv(&f, VU_GET_CONFIG, &c, sizeof(c)) == 0,
 		  "GET_CONFIG beyond the config space: an empty reply (the spec's error)");
 	uint8_t want[4096];
-	struct io io;
+	struct vuf_blk_req io;
 	fill(want, sizeof(want), 1);
-	TAP_CHECK(io_run(&f, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) == VIRTIO_BLK_S_OK &&
+	TAP_CHECK(vuf_blk(&f, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) == VIRTIO_BLK_S_OK &&
 			  !memcmp(f.ram + io.data, want, sizeof(want)),
 		  "after every refusal the ring still serves");
 
@@ -314,10 +275,10 @@ static void test_shrunk_memory(void)
 	vuf_close(&f);
 	struct vu_front g;
 	uint8_t want[4096];
-	struct io io;
+	struct vuf_blk_req io;
 	fill(want, sizeof(want), 1);
 	TAP_CHECK(up(&g, true, 1, true) &&
-			  io_run(&g, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) ==
+			  vuf_blk(&g, 0, &io, VIRTIO_BLK_T_IN, 8, sizeof(want), NULL) ==
 				  VIRTIO_BLK_S_OK &&
 			  !memcmp(g.ram + io.data, want, sizeof(want)),
 		  "the process is alive and serves the next front-end");

@@ -20,37 +20,6 @@
 static struct vu_backend *backend;
 static char dir[64];
 
-/* A FUSE request: header + body into buf; its length. */
-static uint32_t mkreq(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen)
-{
-	struct fuse_in_header h = { .len = (uint32_t)sizeof(h) + blen, .opcode = op,
-				    .unique = op * 100 + 1, .nodeid = nodeid };
-	memcpy(buf, &h, sizeof(h));
-	if (blen)
-		memcpy((char *)buf + sizeof(h), body, blen);
-	return h.len;
-}
-
-/*
- * Send req on ring q with wcap writable bytes; wait for completion; the used length (-1 on timeout),
- * the reply copied to out.
- */
-static int64_t roundtrip(struct vu_front *f, unsigned int q, const void *req, uint32_t len,
-			 uint32_t wcap, void *out)
-{
-	struct fake_ring *heap = &f->ring[0];
-	uint64_t in = fake_ring_alloc(heap, len), rep = fake_ring_alloc(heap, wcap);
-	memcpy(f->ram + in, req, len);
-	struct fake_buf b[2] = { { in, len, false }, { rep, wcap, true } };
-	fake_ring_publish(&f->ring[q], fake_ring_add_chain(&f->ring[q], b, 2));
-	vuf_kick(f, q);
-	uint32_t id, used;
-	if (!vuf_wait_used(f, q, f->ring[q].avail_idx) || !fake_ring_used(&f->ring[q], &id, &used))
-		return -1;
-	memcpy(out, f->ram + rep, wcap);
-	return used;
-}
-
 static int reply_error(const void *rep)
 {
 	return ((const struct fuse_out_header *)rep)->error;
@@ -61,15 +30,6 @@ static bool up(struct vu_front *f)
 {
 	return vuf_open(f, backend, RAM, true) == 0 && vuf_negotiate(f, true) == 0 &&
 	       vuf_ring(f, 0, QSIZE, 0) == 0 && vuf_ring(f, 1, QSIZE, 0) == 0;
-}
-
-static int64_t fuse_init(struct vu_front *f, unsigned char *rep)
-{
-	unsigned char req[256];
-	struct fuse_init_in in = { .major = 7, .minor = 38, .max_readahead = 131072,
-				   .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
-	uint32_t len = mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
-	return roundtrip(f, 1, req, len, 4096, rep);
 }
 
 int main(void)
@@ -95,7 +55,7 @@ int main(void)
 	uint64_t v = 0;
 	TAP_CHECK(up(&f), "hiprio and request queue set up");
 	TAP_CHECK(vuf_get_u64(&f, VU_GET_QUEUE_NUM, &v) == 0 && v == 2, "GET_QUEUE_NUM: 2");
-	int64_t used = fuse_init(&f, rep);
+	int64_t used = vuf_fuse_init(&f, 1, rep);
 	TAP_CHECK(used == sizeof(struct fuse_out_header) + sizeof(struct fuse_init_out) &&
 			  oh->error == 0,
 		  "FUSE INIT over request queue 1");
@@ -105,8 +65,8 @@ int main(void)
 	unsigned char body[64];
 	memcpy(body, &ci, sizeof(ci));
 	memcpy(body + sizeof(ci), "hello.txt", 10);
-	uint32_t len = mkreq(req, FUSE_CREATE, 1, body, sizeof(ci) + 10);
-	used = roundtrip(&f, 1, req, len, 4096, rep);
+	uint32_t len = vuf_fuse_req(req, FUSE_CREATE, 1, body, sizeof(ci) + 10);
+	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out) &&
 			  oh->error == 0,
 		  "CREATE hello.txt");
@@ -118,8 +78,8 @@ int main(void)
 	memcpy(wb, &wi, sizeof(wi));
 	for (int i = 0; i < 3000; i++)
 		wb[sizeof(wi) + i] = (unsigned char)('a' + i % 26);
-	len = mkreq(req, FUSE_WRITE, nodeid, wb, sizeof(wb));
-	used = roundtrip(&f, 1, req, len, 64, rep);
+	len = vuf_fuse_req(req, FUSE_WRITE, nodeid, wb, sizeof(wb));
+	used = vuf_fuse(&f, 1, req, len, 64, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_write_out) && oh->error == 0 &&
 			  ((struct fuse_write_out *)(rep + sizeof(*oh)))->size == 3000,
 		  "WRITE 3000 bytes");
@@ -131,8 +91,8 @@ int main(void)
 	if (hfd >= 0)
 		close(hfd);
 	struct fuse_read_in ri = { .fh = fh, .offset = 100, .size = 2000 };
-	len = mkreq(req, FUSE_READ, nodeid, &ri, sizeof(ri));
-	used = roundtrip(&f, 1, req, len, 16 + 2000, rep);
+	len = vuf_fuse_req(req, FUSE_READ, nodeid, &ri, sizeof(ri));
+	used = vuf_fuse(&f, 1, req, len, 16 + 2000, rep);
 	TAP_CHECK(used == 16 + 2000 && oh->error == 0 && !memcmp(rep + 16, wb + sizeof(wi) + 100, 2000),
 		  "READ 2000 bytes back, checked against what the host file holds");
 
@@ -141,18 +101,18 @@ int main(void)
 		  "disconnect: the back-end ends cleanly, no fd left (the session's files closed)");
 
 	TAP_CHECK(up(&f), "a new front-end connects");
-	len = mkreq(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
+	len = vuf_fuse_req(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
 		    sizeof(struct fuse_getattr_in));
-	used = roundtrip(&f, 1, req, len, 4096, rep);
+	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == 16 && reply_error(rep) == -EIO,
 		  "before its INIT, the old session's requests fail (the device was reset)");
-	used = fuse_init(&f, rep);
+	used = vuf_fuse_init(&f, 1, rep);
 	TAP_CHECK(used > 0 && oh->error == 0, "INIT again");
-	used = roundtrip(&f, 1, req, len, 4096, rep);
+	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == 16 && reply_error(rep) == -ESTALE,
 		  "the old nodeid is forgotten (ESTALE): reconnect means a new session");
-	len = mkreq(req, FUSE_LOOKUP, 1, "hello.txt", 10);
-	used = roundtrip(&f, 1, req, len, 4096, rep);
+	len = vuf_fuse_req(req, FUSE_LOOKUP, 1, "hello.txt", 10);
+	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_entry_out) && oh->error == 0 &&
 			  ((struct fuse_entry_out *)(rep + sizeof(*oh)))->attr.size == 3000,
 		  "LOOKUP finds the file written in the first session");

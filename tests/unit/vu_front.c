@@ -10,8 +10,13 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <endian.h>
+
+#include <linux/fuse.h>
+#include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
@@ -24,41 +29,62 @@ static void *vuf_serve(void *arg)
 	return NULL;
 }
 
-int vuf_open(struct vu_front *f, struct vu_backend *b, uint64_t ram_size, bool seal)
+/* Guest memory and the eventfds; the socket is the caller's business. */
+static int vuf_init(struct vu_front *f, uint64_t ram_size, bool seal)
 {
 	memset(f, 0, sizeof(*f));
-	f->sock = f->memfd = -1;
+	f->sock = f->sock_backend = f->memfd = -1;
 	for (unsigned int i = 0; i < VUF_MAX_QUEUES; i++)
 		f->kick[i] = f->call[i] = f->err[i] = -1;
-	f->backend = b;
 	f->ram_size = ram_size;
 	f->memfd = memfd_create("vuf-ram", MFD_CLOEXEC | (seal ? MFD_ALLOW_SEALING : 0));
 	if (f->memfd < 0 || ftruncate(f->memfd, (off_t)ram_size) < 0)
-		goto fail;
+		return -EIO;
 	if (seal && fcntl(f->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
-		goto fail;
+		return -EIO;
 	f->ram = mmap(NULL, ram_size, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
 	if (f->ram == MAP_FAILED) {
 		f->ram = NULL;
-		goto fail;
+		return -EIO;
 	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		goto fail;
-	f->sock = sv[0];
-	f->sock_backend = sv[1];
 	for (unsigned int i = 0; i < VUF_MAX_QUEUES; i++) {
 		f->kick[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* as QEMU makes them */
 		f->call[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		f->err[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (f->kick[i] < 0 || f->call[i] < 0 || f->err[i] < 0)
-			goto fail;
+			return -EIO;
 	}
+	return 0;
+}
+
+int vuf_open(struct vu_front *f, struct vu_backend *b, uint64_t ram_size, bool seal)
+{
+	int sv[2];
+	if (vuf_init(f, ram_size, seal) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		goto fail;
+	f->backend = b;
+	f->sock = sv[0];
+	f->sock_backend = sv[1];
 	if (pthread_create(&f->thread, NULL, vuf_serve, f) != 0) {
 		close(f->sock_backend);
 		goto fail;
 	}
 	f->running = true;
+	return 0;
+fail:
+	vuf_close(f);
+	return -EIO;
+}
+
+int vuf_connect(struct vu_front *f, const char *path, uint64_t ram_size, bool seal)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (vuf_init(f, ram_size, seal) || strlen(path) >= sizeof(a.sun_path))
+		goto fail;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	f->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->sock < 0 || connect(f->sock, (struct sockaddr *)&a, sizeof(a)) < 0)
+		goto fail;
 	return 0;
 fail:
 	vuf_close(f);
@@ -294,4 +320,71 @@ int vuf_count_fds(void)
 		n++;
 	closedir(d);
 	return n; /* includes ., .. and the DIR's own fd: constant, so counts compare */
+}
+
+void vuf_blk_put(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t type,
+		 uint64_t sector, uint32_t len, const void *payload)
+{
+	struct fake_ring *heap = &f->ring[0], *r = &f->ring[q];
+	io->hdr = fake_ring_alloc(heap, 16);
+	io->data = fake_ring_alloc(heap, len);
+	io->status = fake_ring_alloc(heap, 1);
+	struct virtio_blk_outhdr h = { .type = htole32(type), .sector = htole64(sector) };
+	memcpy(f->ram + io->hdr, &h, sizeof(h));
+	f->ram[io->status] = 0xff;
+	if (payload)
+		memcpy(f->ram + io->data, payload, len);
+	struct fake_buf b[3] = { { io->hdr, 16, false },
+				 { io->data, len, type == VIRTIO_BLK_T_IN },
+				 { io->status, 1, true } };
+	io->head = fake_ring_add_chain(r, b, 3);
+	fake_ring_publish(r, io->head);
+}
+
+int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t type,
+	    uint64_t sector, uint32_t len, const void *payload)
+{
+	vuf_blk_put(f, q, io, type, sector, len, payload);
+	vuf_kick(f, q);
+	if (!vuf_wait_used(f, q, f->ring[q].avail_idx))
+		return -1;
+	uint32_t id, used;
+	if (!fake_ring_used(&f->ring[q], &id, &used) || id != io->head)
+		return -1;
+	return f->ram[io->status];
+}
+
+uint32_t vuf_fuse_req(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen)
+{
+	struct fuse_in_header h = { .len = (uint32_t)sizeof(h) + blen, .opcode = op,
+				    .unique = op * 100 + 1, .nodeid = nodeid };
+	memcpy(buf, &h, sizeof(h));
+	if (blen)
+		memcpy((char *)buf + sizeof(h), body, blen);
+	return h.len;
+}
+
+int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
+		 void *out)
+{
+	struct fake_ring *heap = &f->ring[0];
+	uint64_t in = fake_ring_alloc(heap, len), rep = fake_ring_alloc(heap, wcap);
+	memcpy(f->ram + in, req, len);
+	struct fake_buf b[2] = { { in, len, false }, { rep, wcap, true } };
+	fake_ring_publish(&f->ring[q], fake_ring_add_chain(&f->ring[q], b, 2));
+	vuf_kick(f, q);
+	uint32_t id, used;
+	if (!vuf_wait_used(f, q, f->ring[q].avail_idx) || !fake_ring_used(&f->ring[q], &id, &used))
+		return -1;
+	memcpy(out, f->ram + rep, wcap);
+	return used;
+}
+
+int64_t vuf_fuse_init(struct vu_front *f, unsigned int q, void *rep)
+{
+	unsigned char req[256];
+	struct fuse_init_in in = { .major = 7, .minor = 38, .max_readahead = 131072,
+				   .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
+	uint32_t len = vuf_fuse_req(req, FUSE_INIT, 0, &in, sizeof(in));
+	return vuf_fuse(f, q, req, len, 4096, rep);
 }

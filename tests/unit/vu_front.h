@@ -41,6 +41,9 @@ struct vu_front {
  */
 int vuf_open(struct vu_front *f, struct vu_backend *b, uint64_t ram_size, bool seal);
 
+/* The same front-end connected to a back-end listening at path (another process: ringvm serve). */
+int vuf_connect(struct vu_front *f, const char *path, uint64_t ram_size, bool seal);
+
 /* Close our end (the back-end sees a disconnect), join the back-end thread, unmap and close all. */
 void vuf_close(struct vu_front *f);
 
@@ -89,6 +92,31 @@ bool vuf_wait_used(struct vu_front *f, unsigned int q, uint16_t n);
 /* Wait up to timeout_ms for ring q's call (or err) eventfd; the count read, 0 on timeout. */
 uint64_t vuf_wait_call(struct vu_front *f, unsigned int q, int timeout_ms);
 uint64_t vuf_wait_err(struct vu_front *f, unsigned int q, int timeout_ms);
+
+/* One virtio-blk request (header, data, status byte) on ring q; buffers from queue 0's heap. */
+struct vuf_blk_req {
+	uint64_t hdr, data, status; /* guest-physical */
+	uint16_t head;
+};
+
+/* Publish it (payload copied in for writes), without kicking. */
+void vuf_blk_put(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t type,
+		 uint64_t sector, uint32_t len, const void *payload);
+
+/* Publish, kick, wait: the status byte, or -1 when it never completed (as the next used entry). */
+int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t type,
+	    uint64_t sector, uint32_t len, const void *payload);
+
+/* A FUSE request (header + body) into buf; its length. unique = opcode * 100 + 1. */
+uint32_t vuf_fuse_req(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen);
+
+/* Send a FUSE request on ring q with wcap writable bytes, wait: the used length (reply copied to
+   out), or -1. */
+int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
+		 void *out);
+
+/* FUSE INIT 7.38 on ring q; as vuf_fuse, with a 4096-byte reply buffer. */
+int64_t vuf_fuse_init(struct vu_front *f, unsigned int q, void *rep);
 
 /* Open file descriptors of this process (/proc/self/fd), for leak checks. */
 int vuf_count_fds(void);
