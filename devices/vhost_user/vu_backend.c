@@ -15,6 +15,10 @@
 #include "devices/vhost_user/vu_mem.h"
 #include "devices/virtio/core.h"
 
+/* The front-end sizes the rings: QEMU's VIRTQUEUE_MAX_SIZE, which its virtio-mmio offers guests as
+   QueueNumMax for every vhost-user device, and virtiofsd's limit too. */
+#define VU_RING_MAX 1024
+
 #define VU_PROTOCOL_FEATURES                                                                       \
 	((1ULL << VU_PROTOCOL_F_MQ) | (1ULL << VU_PROTOCOL_F_REPLY_ACK) |                          \
 	 (1ULL << VU_PROTOCOL_F_CONFIG) | (1ULL << VU_PROTOCOL_F_RESET_DEVICE))
@@ -429,7 +433,7 @@ static int vu_dispatch(struct vu_backend *b)
 	const struct vu_limits lim = {
 		.nr_queues = vu_nr_queues(b),
 		.config_size = b->core.dev->config_size,
-		.queue_max_size = b->core.dev->queue_max_size,
+		.queue_max_size = b->core.ring_max,
 	};
 	const char *why = "unknown";
 	int err = vu_decode(m, &lim, &why);
@@ -542,6 +546,7 @@ int vu_backend_create(struct virtio_dev *dev, const char *name, struct vu_backen
 	err = virtio_core_init(&b->core, dev, &b->mem.gm, &vu_transport_ops, b, where);
 	if (err)
 		goto err_poison;
+	virtio_core_set_ring_max(&b->core, VU_RING_MAX);
 	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++) {
 		b->q[i].kick_fd = b->q[i].call_fd = b->q[i].err_fd = -1;
 		pthread_mutex_init(&b->q[i].lock, NULL);

@@ -43,6 +43,7 @@ int virtio_core_init(struct virtio_core *c, struct virtio_dev *dev, const struct
 	c->gm = gm;
 	c->ops = ops;
 	c->opaque = opaque;
+	c->ring_max = dev->queue_max_size;
 	char kind[32];
 	core_kind(dev->device_id, kind, sizeof(kind));
 	snprintf(c->name, sizeof(c->name), "%s on %s", kind, where);
@@ -53,6 +54,12 @@ int virtio_core_init(struct virtio_core *c, struct virtio_dev *dev, const struct
 	}
 	dev->transport = c;
 	return 0;
+}
+
+void virtio_core_set_ring_max(struct virtio_core *c, uint16_t n)
+{
+	if (n > c->dev->queue_max_size && !(n & (n - 1)))
+		c->ring_max = n;
 }
 
 void virtio_core_fini(struct virtio_core *c)
@@ -138,7 +145,7 @@ static void core_worker_failed(void *opaque, const char *why)
 /* vq_init over the queue's layout with the negotiated features. */
 static int core_queue_validate(struct virtio_core *c, struct virtio_core_queue *q)
 {
-	return vq_init(&q->vq, c->gm, &q->layout, c->dev->queue_max_size, c->driver_features,
+	return vq_init(&q->vq, c->gm, &q->layout, c->ring_max, c->driver_features,
 		       c->dev->max_segs);
 }
 

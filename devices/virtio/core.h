@@ -69,6 +69,8 @@ struct virtio_core {
 	const struct virtio_transport_ops *ops;
 	void *opaque;		    /* for ops */
 	char name[96];		    /* "virtio-blk on virtio-mmio@0xd0000000", for messages */
+	uint16_t ring_max;	    /* largest ring accepted: dev->queue_max_size unless the transport
+				       raised it (virtio_core_set_ring_max) */
 
 	uint32_t status;	  /* atomic: workers add NEEDS_RESET */
 	uint32_t generation;	  /* atomic: config generation (4.2.2 ConfigGeneration) */
@@ -96,6 +98,14 @@ __attribute__((warn_unused_result)) int virtio_core_init(struct virtio_core *c,
 							 const struct guest_mem *gm,
 							 const struct virtio_transport_ops *ops,
 							 void *opaque, const char *where);
+
+/*
+ * Accept rings up to n entries (a power of two <= 32768, at least dev->queue_max_size). For transports
+ * where the driver's side sizes the rings whatever the device says: QEMU's virtio-mmio offers
+ * QueueNumMax 1024 for every vhost-user device, so a vhost-user back-end must take 1024-entry rings.
+ * The workers size themselves to the ring; max_segs still bounds a chain. Setup time only.
+ */
+void virtio_core_set_ring_max(struct virtio_core *c, uint16_t n);
 
 /* Reset (stopping every worker) and unbind: dev->transport = NULL. */
 void virtio_core_fini(struct virtio_core *c);
