@@ -12,9 +12,9 @@ test_vu_decode_SRCS := devices/vhost_user/vu_decode.c tests/unit/test_vu_decode.
 FUZZERS += vu_decode
 fuzz_vu_decode_SRCS := devices/vhost_user/vu_decode.c devices/vhost_user/fuzz_vu_decode.c
 
-# End to end: the back-end on a socketpair, a test front-end (tests/unit/vu_front.c) with fake rings
+# End to end: the back-end on a socketpair, a test front-end (tests/support/vu_front.c) with fake rings
 # in a memfd, real devices and workers.
-VU_FRONT := tests/unit/vu_front.c devices/virtio/fake_ring.c
+VU_FRONT := tests/support/vu_front.c devices/virtio/fake_ring.c
 UNIT_TESTS += vu_blk
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c \
 	devices/virtio/core.c
@@ -25,7 +25,7 @@ test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/gu
 	$(VU_FRONT) tests/unit/test_vu_fs.c
 
 # Test tool: the same front-end against a running `ringvm serve` (tests/boot/serve.sh).
-VU_PROBE_SRCS := tests/unit/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vmm/guest_mem.c
+VU_PROBE_SRCS := tests/support/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vmm/guest_mem.c
 $(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

@@ -16,7 +16,7 @@
 #include "devices/blk/blk.h"
 #include "devices/vhost_user/vu_backend.h"
 #include "tests/unit/tap.h"
-#include "tests/unit/vu_front.h"
+#include "tests/support/vu_front.h"
 
 #define RAM (16u << 20)
 #define QSIZE 256

@@ -11,19 +11,15 @@
 
 #include "devices/fs/virtio_fs.h"
 #include "devices/vhost_user/vu_backend.h"
+#include "tests/support/fuse_req.h"
 #include "tests/unit/tap.h"
-#include "tests/unit/vu_front.h"
+#include "tests/support/vu_front.h"
 
 #define RAM (16u << 20)
 #define QSIZE 64
 
 static struct vu_backend *backend;
 static char dir[64];
-
-static int reply_error(const void *rep)
-{
-	return ((const struct fuse_out_header *)rep)->error;
-}
 
 /* Connect, negotiate and start the hiprio queue (0) and request queue 1. */
 static bool up(struct vu_front *f)
@@ -65,7 +61,7 @@ int main(void)
 	unsigned char body[64];
 	memcpy(body, &ci, sizeof(ci));
 	memcpy(body + sizeof(ci), "hello.txt", 10);
-	uint32_t len = vuf_fuse_req(req, FUSE_CREATE, 1, body, sizeof(ci) + 10);
+	uint32_t len = fuse_mkreq(req, FUSE_CREATE, 1, body, sizeof(ci) + 10);
 	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out) &&
 			  oh->error == 0,
@@ -78,7 +74,7 @@ int main(void)
 	memcpy(wb, &wi, sizeof(wi));
 	for (int i = 0; i < 3000; i++)
 		wb[sizeof(wi) + i] = (unsigned char)('a' + i % 26);
-	len = vuf_fuse_req(req, FUSE_WRITE, nodeid, wb, sizeof(wb));
+	len = fuse_mkreq(req, FUSE_WRITE, nodeid, wb, sizeof(wb));
 	used = vuf_fuse(&f, 1, req, len, 64, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_write_out) && oh->error == 0 &&
 			  ((struct fuse_write_out *)(rep + sizeof(*oh)))->size == 3000,
@@ -91,7 +87,7 @@ int main(void)
 	if (hfd >= 0)
 		close(hfd);
 	struct fuse_read_in ri = { .fh = fh, .offset = 100, .size = 2000 };
-	len = vuf_fuse_req(req, FUSE_READ, nodeid, &ri, sizeof(ri));
+	len = fuse_mkreq(req, FUSE_READ, nodeid, &ri, sizeof(ri));
 	used = vuf_fuse(&f, 1, req, len, 16 + 2000, rep);
 	TAP_CHECK(used == 16 + 2000 && oh->error == 0 && !memcmp(rep + 16, wb + sizeof(wi) + 100, 2000),
 		  "READ 2000 bytes back, checked against what the host file holds");
@@ -101,17 +97,17 @@ int main(void)
 		  "disconnect: the back-end ends cleanly, no fd left (the session's files closed)");
 
 	TAP_CHECK(up(&f), "a new front-end connects");
-	len = vuf_fuse_req(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
+	len = fuse_mkreq(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
 		    sizeof(struct fuse_getattr_in));
 	used = vuf_fuse(&f, 1, req, len, 4096, rep);
-	TAP_CHECK(used == 16 && reply_error(rep) == -EIO,
+	TAP_CHECK(used == 16 && fuse_reply_error(rep) == -EIO,
 		  "before its INIT, the old session's requests fail (the device was reset)");
 	used = vuf_fuse_init(&f, 1, rep);
 	TAP_CHECK(used > 0 && oh->error == 0, "INIT again");
 	used = vuf_fuse(&f, 1, req, len, 4096, rep);
-	TAP_CHECK(used == 16 && reply_error(rep) == -ESTALE,
+	TAP_CHECK(used == 16 && fuse_reply_error(rep) == -ESTALE,
 		  "the old nodeid is forgotten (ESTALE): reconnect means a new session");
-	len = vuf_fuse_req(req, FUSE_LOOKUP, 1, "hello.txt", 10);
+	len = fuse_mkreq(req, FUSE_LOOKUP, 1, "hello.txt", 10);
 	used = vuf_fuse(&f, 1, req, len, 4096, rep);
 	TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_entry_out) && oh->error == 0 &&
 			  ((struct fuse_entry_out *)(rep + sizeof(*oh)))->attr.size == 3000,

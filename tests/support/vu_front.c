@@ -1,6 +1,6 @@
 /* vu_front.c: the test front-end: QEMU's half of vhost-user over a socketpair, rings in a memfd. */
 #define _GNU_SOURCE
-#include "tests/unit/vu_front.h"
+#include "tests/support/vu_front.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <linux/virtio_ring.h>
 
 #include "devices/vhost_user/vu_decode.h"
+#include "tests/support/fuse_req.h"
 
 static void *vuf_serve(void *arg)
 {
@@ -354,16 +355,6 @@ int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t
 	return f->ram[io->status];
 }
 
-uint32_t vuf_fuse_req(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen)
-{
-	struct fuse_in_header h = { .len = (uint32_t)sizeof(h) + blen, .opcode = op,
-				    .unique = op * 100 + 1, .nodeid = nodeid };
-	memcpy(buf, &h, sizeof(h));
-	if (blen)
-		memcpy((char *)buf + sizeof(h), body, blen);
-	return h.len;
-}
-
 int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
 		 void *out)
 {
@@ -385,6 +376,6 @@ int64_t vuf_fuse_init(struct vu_front *f, unsigned int q, void *rep)
 	unsigned char req[256];
 	struct fuse_init_in in = { .major = 7, .minor = 38, .max_readahead = 131072,
 				   .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
-	uint32_t len = vuf_fuse_req(req, FUSE_INIT, 0, &in, sizeof(in));
+	uint32_t len = fuse_mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
 	return vuf_fuse(f, q, req, len, 4096, rep);
 }

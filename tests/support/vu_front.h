@@ -107,10 +107,7 @@ void vuf_blk_put(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uin
 int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t type,
 	    uint64_t sector, uint32_t len, const void *payload);
 
-/* A FUSE request (header + body) into buf; its length. unique = opcode * 100 + 1. */
-uint32_t vuf_fuse_req(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen);
-
-/* Send a FUSE request on ring q with wcap writable bytes, wait: the used length (reply copied to
+/* Send a FUSE request (tests/support/fuse_req.h builds them) on ring q with wcap writable bytes, wait: the used length (reply copied to
    out), or -1. */
 int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
 		 void *out);

@@ -10,7 +10,8 @@
 #include <linux/fuse.h>
 #include <linux/virtio_blk.h>
 
-#include "tests/unit/vu_front.h"
+#include "tests/support/fuse_req.h"
+#include "tests/support/vu_front.h"
 
 /*
  *   vu_probe blk SOCKET IMAGE   write 64 KiB at sector 16 through ring 0, read it back through
@@ -71,7 +72,7 @@ static int probe_fs(struct vu_front *f, const char *dir)
 	unsigned char body[64];
 	memcpy(body, &ci, sizeof(ci));
 	memcpy(body + sizeof(ci), name, (size_t)nlen);
-	uint32_t len = vuf_fuse_req(req, FUSE_CREATE, 1, body, sizeof(ci) + (uint32_t)nlen);
+	uint32_t len = fuse_mkreq(req, FUSE_CREATE, 1, body, sizeof(ci) + (uint32_t)nlen);
 	if (vuf_fuse(f, 1, req, len, 4096, rep) <= 0 || oh->error)
 		return fail("FUSE CREATE failed");
 	uint64_t nodeid = ((struct fuse_entry_out *)(rep + sizeof(*oh)))->nodeid;
@@ -80,12 +81,12 @@ static int probe_fs(struct vu_front *f, const char *dir)
 	static uint8_t data[sizeof(wi) + 8192], host[8192];
 	memcpy(data, &wi, sizeof(wi));
 	fill(data + sizeof(wi), 8192);
-	len = vuf_fuse_req(req, FUSE_WRITE, nodeid, data, sizeof(data));
+	len = fuse_mkreq(req, FUSE_WRITE, nodeid, data, sizeof(data));
 	if (vuf_fuse(f, 1, req, len, 64, rep) <= 0 || oh->error ||
 	    ((struct fuse_write_out *)(rep + sizeof(*oh)))->size != 8192)
 		return fail("FUSE WRITE failed");
 	struct fuse_read_in ri = { .fh = fh, .offset = 0, .size = 8192 };
-	len = vuf_fuse_req(req, FUSE_READ, nodeid, &ri, sizeof(ri));
+	len = fuse_mkreq(req, FUSE_READ, nodeid, &ri, sizeof(ri));
 	if (vuf_fuse(f, 1, req, len, 16 + 8192, rep) != 16 + 8192 ||
 	    memcmp(rep + 16, data + sizeof(wi), 8192))
 		return fail("FUSE READ returned other bytes");
