@@ -164,6 +164,8 @@ static void test_refused_with_ack(void)
 	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + 2 * sizeof(m.regions[0]), two, 2) == 1,
 		  "SET_MEM_TABLE with overlapping regions: failure reply");
 	m.nregions = 1;
+	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + sizeof(m.regions[0]), &f.kick[1], 1) == 1,
+		  "SET_MEM_TABLE whose region fd is an eventfd, not a file: failure reply");
 	m.regions[0].memory_size = RAM + 4096;
 	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + sizeof(m.regions[0]), two, 1) == 1,
 		  "SET_MEM_TABLE with a region beyond its file's end: failure reply");
