@@ -67,6 +67,23 @@ for _ in $(seq 1 100); do "$probe" blk "$sock" "$img" 2>/dev/null && break; slee
 check "a stale socket file is replaced: the new server answers on it" "$probe" blk "$sock" "$img"
 stop
 
+# --fd: a socket the caller made and listens on (libvirt's way); ringvm neither binds nor removes it.
+sock=$tmp/fd.sock
+python3 - "$ringvm" "$sock" "$img" <<'PY' 2>"$tmp/serve.err" &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[2]); s.listen(1)
+fd = s.fileno()
+os.set_inheritable(fd, True)
+os.execv(sys.argv[1], [sys.argv[1], "serve", "blk", "--fd", str(fd), "--disk", sys.argv[3]])
+PY
+server=$!
+for _ in $(seq 1 100); do [ -S "$sock" ] && "$probe" blk "$sock" "$img" 2>/dev/null && break; sleep 0.05; done
+check "serve blk --fd N serves on an inherited listening socket" "$probe" blk "$sock" "$img"
+stop
+[ "$rc" = 0 ] && [ -S "$sock" ] && pass "--fd: SIGTERM ends it with 0 and leaves the caller's socket" ||
+	fail "--fd stop: status $rc"
+
 # --- virtio-fs, with virtiofsd's spellings -------------------------------------------------------
 dir=$tmp/share
 mkdir "$dir"
