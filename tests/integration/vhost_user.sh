@@ -17,7 +17,7 @@ if [ "$accel" != kvm ]; then
 	# Under TCG the kernel calibrates its clock on the PIT: microvm leaves it out by default.
 	cpu=max
 	machine=microvm,pit=on,pic=on,rtc=on
-	append="tsc=reliable no_timer_check"
+	append="tsc=reliable no_timer_check tsc_early_khz=2000000"
 fi
 exit_port=$(sed -n 's/^#define RINGVM_EXIT_PORT \(0x[0-9a-f]*\)$/\1/p' guest/protocol.h)
 
