@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "devices/vhost_user/vu_io.h"
@@ -307,6 +308,23 @@ static int vu_vring_state(struct vu_backend *b, const char **why)
 	}
 }
 
+/*
+ * An eventfd is an anonymous inode: no file type in st_mode. A regular file, a socket or a device in
+ * its place would be read by the worker as kicks (a file returns data at once, forever: a spinning
+ * worker; the vhost-user socket itself would lose its bytes to the worker), so anything with a file
+ * type is refused. (Other anonymous inodes pass; reading them as kicks ends in an error that
+ * disarms the kick read, never a loop.)
+ */
+static int vu_check_eventfd(int fd, const char **why)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (st.st_mode & S_IFMT) != 0) {
+		*why = "the fd is not an eventfd (a file, socket, pipe or device)";
+		return -EBADF;
+	}
+	return 0;
+}
+
 /* SET_VRING_KICK/CALL/ERR: payload u64 = index | NOFD; the fd (if any) is taken from the message. */
 static int vu_vring_fd(struct vu_backend *b, const char **why)
 {
@@ -314,6 +332,8 @@ static int vu_vring_fd(struct vu_backend *b, const char **why)
 	bool nofd = b->msg.payload.u64 & VU_VRING_NOFD_MASK;
 	struct vu_queue *q = &b->q[i];
 	int fd = nofd ? -1 : b->msg.fds[0];
+	if (!nofd && vu_check_eventfd(fd, why))
+		return -EBADF;
 	switch (b->msg.hdr.request) {
 	case VU_SET_VRING_KICK:
 		if (nofd) {

@@ -184,6 +184,11 @@ static void test_refused_with_ack(void)
 	TAP_CHECK(vuf_request(&f, VU_SET_VRING_NUM, &run, sizeof(run), NULL, 0) == 1,
 		  "SET_VRING_NUM on a running ring: failure reply");
 	TAP_CHECK(vuf_request(&f, 99, NULL, 0, NULL, 0) == 1, "unknown request 99: failure reply");
+	uint64_t idx1 = 1;
+	TAP_CHECK(vuf_request(&f, VU_SET_VRING_KICK, &idx1, sizeof(idx1), &f.memfd, 1) == 1,
+		  "SET_VRING_KICK with a file instead of an eventfd: failure reply");
+	TAP_CHECK(vuf_request(&f, VU_SET_VRING_CALL, &idx1, sizeof(idx1), &f.sock, 1) == 1,
+		  "SET_VRING_CALL with a socket instead of an eventfd: failure reply");
 	uint64_t nofd = 1 | VU_VRING_NOFD_MASK;
 	TAP_CHECK(vuf_request(&f, VU_SET_VRING_KICK, &nofd, sizeof(nofd), NULL, 0) == 1,
 		  "SET_VRING_KICK without an fd (polling): failure reply");
