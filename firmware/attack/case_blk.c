@@ -289,3 +289,57 @@ void case_blk_legitimate(void)
 	vblk_expect_image(&b, 256, 1024);
 	vblk_still_works(&b);
 }
+
+/* Four queues (--disk ...,queues=4): reads in flight on all of them, then a reset, 200 times. */
+void case_blk_multiqueue_reset(void)
+{
+	struct vblk b;
+	vdev_find(2, 0, &b.d);
+	uint16_t nq = (uint16_t)(vreg(&b.d, VIRTIO_MMIO_CONFIG + 34) & 0xffff);
+	CHECK(nq == 4, "disk 0 does not have 4 queues", nq);
+	struct dq qs[4];
+	uint8_t *data = rt_alloc(4 * 8 * 4096, 4096);
+	struct virtio_blk_outhdr *h = rt_alloc(4 * 8 * 16, 16);
+	uint8_t *st = rt_alloc(32, 1);
+	for (int round = 0; round < 200; round++) {
+		vdev_start(&b.d, 1ULL << VIRTIO_BLK_F_MQ, qs, 4, 32); /* 8 chains of 3 */
+		for (int q = 0; q < 4; q++) {
+			for (int i = 0; i < 8; i++) {
+				int k = q * 8 + i;
+				h[k] = (struct virtio_blk_outhdr){ .type = VIRTIO_BLK_T_IN,
+								   .sector = (uint64_t)k * 8 };
+				st[k] = VBLK_NO_STATUS;
+				struct vbuf bb[3] = { { &h[k], 16, false }, { data + k * 4096, 4096, true },
+						      { &st[k], 1, true } };
+				dq_push(&qs[q], dq_chain(&qs[q], bb, 3));
+			}
+			dq_notify(&qs[q]);
+		}
+		if (round % 4 == 0) {
+			/* Every fourth round, wait for everything and check the data first. */
+			for (int q = 0; q < 4; q++)
+				for (int i = 0; i < 8; i++) {
+					uint32_t id, len;
+					CHECK(dq_wait(&qs[q], &id, &len, 10000), "no completion", q);
+				}
+			for (int k = 0; k < 32; k++)
+				CHECK(st[k] == 0 && data[k * 4096 + 3] == img_byte((uint64_t)k * 4096 + 3),
+				      "multi-queue read", k);
+		}
+		vreg_w(&b.d, VIRTIO_MMIO_STATUS, 0);
+		CHECK(vreg(&b.d, VIRTIO_MMIO_STATUS) == 0, "reset in round", round);
+	}
+	vblk_restart(&b, 64);
+	vblk_still_works(&b);
+}
+
+/* Not an attack: a legal write outside the scratch sectors, which tests/boot/attack.sh's image
+   check must notice (the proof that check can fail). */
+void case_check_disk_write(void)
+{
+	struct vblk b;
+	open_rw(&b);
+	uint8_t *buf = rt_alloc(512, 512);
+	memset(buf, 0x21, 512);
+	CHECK(vblk_req(&b, VIRTIO_BLK_T_OUT, 300, buf, 512, NULL) == S_OK, "write sector 300", 0);
+}

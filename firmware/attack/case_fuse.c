@@ -561,3 +561,162 @@ void case_fuse_scattered_io(void)
 	      "read back of the scattered WRITE", (uint8_t)back[7]);
 	vfs_still_works(&f);
 }
+
+/*
+ * Two request queues served by two host threads at once (the share has queues=2): READs of a
+ * handle on one queue while the other RELEASEs it, reopens, DESTROYs the session and INITs again,
+ * and the hiprio queue FORGETs the inode. Every reply must be well-formed: the data, or an error.
+ */
+void case_fuse_two_queues_race(void)
+{
+	struct vfs f;
+	struct dq qs[3];
+	vdev_find(26, 0, &f.d);
+	CHECK(vreg(&f.d, VIRTIO_MMIO_CONFIG + 36) == 2, "the share does not have 2 request queues",
+	      vreg(&f.d, VIRTIO_MMIO_CONFIG + 36));
+	vdev_start(&f.d, 0, qs, 3, 64);
+	f.hiprio = qs[0];
+	f.rq = qs[1];
+	f.unique = 1;
+	struct dq *q2 = &qs[2];
+	uint64_t node = vfs_prove_hello(&f);
+	uint64_t fh = vfs_open_fh(&f, node, false);
+	enum { NR = 16 };
+	struct fuse_in_header *reqs = rt_alloc(NR * 128, 8);
+	uint8_t *outs = rt_alloc(NR * 256, 8);
+	struct fuse_in_header *ctl = rt_alloc(4 * 128, 8);
+	uint8_t *ctl_out = rt_alloc(4 * 256, 8);
+	for (int round = 0; round < 200; round++) {
+		/* Queue 1: NR READs of fh. */
+		for (int i = 0; i < NR; i++) {
+			struct fuse_in_header *h = (void *)((uint8_t *)reqs + i * 128);
+			*h = (struct fuse_in_header){ .len = 80, .opcode = FUSE_READ,
+						      .unique = 1000 + (uint64_t)i, .nodeid = node };
+			*(struct fuse_read_in *)(h + 1) = (struct fuse_read_in){ .fh = fh, .size = 64 };
+			memset(outs + i * 256, 0, 256);
+			struct vbuf b[2] = { { h, 80, false }, { outs + i * 256, 256, true } };
+			dq_push(&f.rq, dq_chain(&f.rq, b, 2));
+		}
+		/* Queue 2: RELEASE fh, then (every other round) DESTROY; hiprio: FORGET node. */
+		struct fuse_in_header *r = ctl;
+		*r = (struct fuse_in_header){ .len = 40 + sizeof(struct fuse_release_in),
+					      .opcode = FUSE_RELEASE, .unique = 2000, .nodeid = node };
+		*(struct fuse_release_in *)(r + 1) = (struct fuse_release_in){ .fh = fh };
+		struct vbuf b1[2] = { { r, r->len, false }, { ctl_out, 256, true } };
+		dq_push(q2, dq_chain(q2, b1, 2));
+		unsigned int nctl = 1;
+		if (round % 2) {
+			struct fuse_in_header *d = (void *)((uint8_t *)ctl + 128);
+			*d = (struct fuse_in_header){ .len = 40, .opcode = FUSE_DESTROY, .unique = 2001 };
+			struct vbuf b2[2] = { { d, 40, false }, { ctl_out + 256, 256, true } };
+			dq_push(q2, dq_chain(q2, b2, 2));
+			nctl++;
+		}
+		struct fuse_in_header *fo = (void *)((uint8_t *)ctl + 256);
+		*fo = (struct fuse_in_header){ .len = 48, .opcode = FUSE_FORGET, .unique = 2002,
+					       .nodeid = node };
+		*(struct fuse_forget_in *)(fo + 1) = (struct fuse_forget_in){ .nlookup = 1 };
+		struct vbuf b3 = { fo, 48, false };
+		dq_push(&f.hiprio, dq_chain(&f.hiprio, &b3, 1));
+		dq_notify(&f.rq);
+		dq_notify(q2);
+		dq_notify(&f.hiprio);
+		uint32_t id, len;
+		for (int i = 0; i < NR; i++)
+			CHECK(dq_wait(&f.rq, &id, &len, 10000), "a READ was not answered in round", round);
+		for (unsigned int i = 0; i < nctl; i++)
+			CHECK(dq_wait(q2, &id, &len, 10000), "a RELEASE/DESTROY not answered", round);
+		CHECK(dq_wait(&f.hiprio, &id, &len, 10000) && len == 0, "FORGET", round);
+		for (int i = 0; i < NR; i++) {
+			const struct fuse_out_header *oh = (const void *)(outs + i * 256);
+			CHECK(oh->unique == 1000 + (uint64_t)i, "a READ reply for someone else", round);
+			if (oh->error == 0)
+				CHECK(oh->len == HDR + sizeof(SHARE_HELLO) - 1 &&
+					      !memcmp(oh + 1, SHARE_HELLO, sizeof(SHARE_HELLO) - 1),
+				      "a racing READ returned wrong data", round);
+			else
+				CHECK(oh->error == -EBADF || oh->error == -EIO,
+				      "a racing READ failed oddly", (uint32_t)-oh->error);
+		}
+		/* Start again: INIT when the session was destroyed, a fresh lookup and handle. */
+		if (round % 2)
+			vfs_init(&f);
+		struct fuse_entry_out e;
+		CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP in round", round);
+		node = e.nodeid;
+		fh = vfs_open_fh(&f, node, false);
+		f.rq.next_desc = (uint16_t)(f.rq.next_desc % f.rq.size);
+	}
+	vfs_still_works(&f);
+}
+
+/*
+ * Every metadata operation on a symlink that points out of the share (made in scratch/, so
+ * changing the link itself is legal): mode, owner, size, times, xattrs, access, open, use as a
+ * directory. Whatever each answers, the canary it points at must not change (the host checks its
+ * ctime, mtime and atime).
+ */
+void case_fuse_symlink_ops(void)
+{
+	struct vfs f;
+	open_fs(&f);
+	struct fuse_entry_out s, e;
+	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "scratch", &s) == 0, "LOOKUP scratch", 0);
+	char both[64] = "l\0../../outside/canary.txt";
+	CHECK(vfs_call(&f, FUSE_SYMLINK, s.nodeid, 0, 0, both, 2 + 26, reply(), 512) == 0, "SYMLINK",
+	      0);
+	CHECK(vfs_lookup(&f, s.nodeid, "l", &e) == 0 && (e.attr.mode & 0170000) == 0120000,
+	      "LOOKUP the link", e.attr.mode);
+	uint64_t l = e.nodeid;
+	static const struct fuse_setattr_in sets[] = {
+		{ .valid = FATTR_MODE, .mode = 04777 },
+		{ .valid = FATTR_UID | FATTR_GID, .uid = 1234, .gid = 1234 },
+		{ .valid = FATTR_SIZE, .size = 0 },
+		{ .valid = FATTR_SIZE, .size = 1 << 20 },
+		{ .valid = FATTR_ATIME | FATTR_MTIME, .atime = 1, .mtime = 1 },
+		{ .valid = FATTR_ATIME_NOW | FATTR_MTIME_NOW | FATTR_ATIME | FATTR_MTIME },
+		{ .valid = FATTR_FH | FATTR_SIZE, .fh = 0, .size = 0 },
+	};
+	for (unsigned int i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		(void)vfs_call(&f, FUSE_SETATTR, l, &sets[i], sizeof(sets[i]), 0, 0, reply(), 256);
+	struct {
+		struct fuse_setxattr_in in;
+		char nv[16];
+	} sx = { .in = { .size = 3 }, .nv = "user.evil\0yes" };
+	(void)vfs_call(&f, FUSE_SETXATTR, l, &sx, 16 + 10 + 3, 0, 0, reply(), 256);
+	(void)vfs_call(&f, FUSE_REMOVEXATTR, l, 0, 0, "user.evil", 10, reply(), 256);
+	struct fuse_access_in ai = { .mask = 7 };
+	(void)vfs_call(&f, FUSE_ACCESS, l, &ai, sizeof(ai), 0, 0, reply(), 256);
+	static const uint32_t flags[] = { 0, 01, 02, 01000 /* O_TRUNC */, 02 | 01000 | 02000 };
+	for (unsigned int i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct fuse_open_in oi = { .flags = flags[i] };
+		CHECK(vfs_call(&f, FUSE_OPEN, l, &oi, sizeof(oi), 0, 0, reply(), 256) != 0,
+		      "OPEN of a symlink out of the share", flags[i]);
+		CHECK(vfs_call(&f, FUSE_OPENDIR, l, &oi, sizeof(oi), 0, 0, reply(), 256) != 0,
+		      "OPENDIR of a symlink out of the share", flags[i]);
+	}
+	struct fuse_create_in ci = { .flags = 0101, .mode = 0644 };
+	CHECK(vfs_call(&f, FUSE_CREATE, l, &ci, sizeof(ci), "x", 2, reply(), 512) != 0,
+	      "CREATE under a symlink", 0);
+	struct fuse_mkdir_in mi = { .mode = 0755 };
+	CHECK(vfs_call(&f, FUSE_MKDIR, l, &mi, sizeof(mi), "x", 2, reply(), 256) != 0,
+	      "MKDIR under a symlink", 0);
+	/* A hard link of the symlink is still a symlink, and still not followed. */
+	struct fuse_link_in li = { .oldnodeid = l };
+	(void)vfs_call(&f, FUSE_LINK, s.nodeid, &li, sizeof(li), "l2", 3, reply(), 512);
+	struct fuse_getattr_in gi = { .getattr_flags = FUSE_GETATTR_FH, .fh = 0 };
+	(void)vfs_call(&f, FUSE_GETATTR, l, &gi, sizeof(gi), 0, 0, reply(), 256);
+	vfs_still_works(&f);
+}
+
+/* Not an attack: a legal CREATE at the share's root, which tests/boot/attack.sh's share check must
+   notice (the proof that check can fail). */
+void case_check_share_create(void)
+{
+	struct vfs f;
+	open_fs(&f);
+	struct fuse_create_in ci = { .flags = 0101, .mode = 0644 };
+	CHECK(vfs_call(&f, FUSE_CREATE, FUSE_ROOT_ID, &ci, sizeof(ci), "intruder", 9, reply(), 512) ==
+		      0,
+	      "CREATE at the root", 0);
+}

@@ -236,8 +236,10 @@ void case_regs_queue_after_driver_ok(void)
 	vreg_w(d, VIRTIO_MMIO_QUEUE_READY, 0);
 	vreg_w(d, VIRTIO_MMIO_QUEUE_SEL, 0);
 	CHECK(vreg(d, VIRTIO_MMIO_QUEUE_READY) == 1, "QueueReady changed after DRIVER_OK", 0);
-	/* Queues that do not exist take nothing either. */
-	for (uint32_t q = 1; q < 40; q += 7) {
+	/* Queues that do not exist (past num_queues) take nothing either. */
+	uint32_t nq = vreg(d, VIRTIO_MMIO_CONFIG + 32) >> 16;
+	CHECK(nq >= 1 && nq <= 16, "num_queues", nq);
+	for (uint32_t q = nq; q < nq + 40; q += 7) {
 		dq_program(d, (uint16_t)q, 8, 0x100000, 0x100000, 0x100000, true);
 		CHECK(vreg(d, VIRTIO_MMIO_QUEUE_READY) == 0, "a queue past the last became ready", q);
 		CHECK(vreg(d, VIRTIO_MMIO_QUEUE_NUM_MAX) == 0, "QueueNumMax of a missing queue", q);
@@ -466,27 +468,37 @@ void case_regs_reset_inflight(void)
 	vblk_still_works(&b);
 }
 
-/* The same with FUSE requests in flight on virtio-fs (whose reset also forgets the session). */
+/* The same with FUSE READs in flight on virtio-fs (io_uring on the file), whose reset also
+   forgets the session: 300 times. */
 void case_regs_reset_inflight_fs(void)
 {
 	struct vfs f;
 	vfs_open(&f);
 	vfs_prove_hello(&f);
 	uint8_t *out = rt_alloc(16 * 256, 8);
-	struct fuse_in_header *req = rt_alloc(16 * 64, 8);
+	struct fuse_in_header *req = rt_alloc(16 * 128, 8);
 	for (int round = 0; round < 300; round++) {
 		vfs_open(&f);
+		vfs_init(&f);
+		struct fuse_entry_out e;
+		CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP in round", round);
+		uint64_t fh = vfs_open_fh(&f, e.nodeid, false);
 		for (int i = 0; i < 16; i++) {
-			struct fuse_in_header *r = (void *)((uint8_t *)req + i * 64);
-			*r = (struct fuse_in_header){ .len = 40 + 10, .opcode = FUSE_LOOKUP,
-						      .unique = (uint64_t)i + 1, .nodeid = 1 };
-			memcpy(r + 1, "hello.txt", 10);
-			struct vbuf bufs[2] = { { r, 50, false }, { out + i * 256, 256, true } };
+			struct fuse_in_header *r = (void *)((uint8_t *)req + i * 128);
+			*r = (struct fuse_in_header){ .len = 80, .opcode = FUSE_READ,
+						      .unique = (uint64_t)i + 100, .nodeid = e.nodeid };
+			*(struct fuse_read_in *)(r + 1) = (struct fuse_read_in){ .fh = fh, .size = 200 };
+			struct vbuf bufs[2] = { { r, 80, false }, { out + i * 256, 256, true } };
 			dq_push(&f.rq, dq_chain(&f.rq, bufs, 2));
 		}
 		dq_notify(&f.rq);
 		vreg_w(&f.d, VIRTIO_MMIO_STATUS, 0);
 		CHECK(vreg(&f.d, VIRTIO_MMIO_STATUS) == 0, "status after a reset in round", round);
+		uint16_t used = *(volatile uint16_t *)&f.rq.used->idx;
+		for (int spin = 0; spin < 2000; spin++)
+			rt_relax();
+		CHECK(*(volatile uint16_t *)&f.rq.used->idx == used, "the used ring moved after reset",
+		      round);
 	}
 	vfs_open(&f);
 	vfs_prove_hello(&f);
