@@ -720,3 +720,77 @@ void case_check_share_create(void)
 		      0,
 	      "CREATE at the root", 0);
 }
+
+/* COPY_FILE_RANGE and FALLOCATE with handles of the wrong kind, offsets that overflow and
+   lengths past any file; one legitimate copy into scratch/ first. */
+void case_fuse_copy_fallocate(void)
+{
+	struct vfs f;
+	uint64_t hello = (open_fs(&f), 0);
+	struct fuse_entry_out e, s;
+	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP", 0);
+	hello = e.nodeid;
+	uint64_t rfh = vfs_open_fh(&f, hello, false);
+	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "scratch", &s) == 0, "LOOKUP scratch", 0);
+	struct fuse_create_in ci = { .flags = 02 | 0100, .mode = 0644 };
+	uint8_t *out = reply();
+	CHECK(vfs_call(&f, FUSE_CREATE, s.nodeid, &ci, sizeof(ci), "c", 2, out, 512) == 0, "CREATE", 0);
+	uint64_t cnode = ((struct fuse_entry_out *)(out + HDR))->nodeid;
+	uint64_t wfh = ((struct fuse_open_out *)(out + HDR + sizeof(struct fuse_entry_out)))->fh;
+	struct fuse_copy_file_range_in cp = { .fh_in = rfh, .nodeid_out = cnode, .fh_out = wfh,
+					      .len = 100 };
+	out = reply();
+	CHECK(vfs_call(&f, FUSE_COPY_FILE_RANGE, hello, &cp, sizeof(cp), 0, 0, out, 256) == 0 &&
+		      ((struct fuse_write_out *)(out + HDR))->size == sizeof(SHARE_HELLO) - 1,
+	      "legitimate COPY_FILE_RANGE", 0);
+	char back[64];
+	CHECK(vfs_read(&f, cnode, wfh, 0, 64, back) == sizeof(SHARE_HELLO) - 1 &&
+		      !memcmp(back, SHARE_HELLO, sizeof(SHARE_HELLO) - 1),
+	      "the copy", 0);
+	/* Into the read-only handle of hello.txt, past 2^63, with flags, with forged handles. */
+	static const struct fuse_copy_file_range_in bad[] = {
+		{ .fh_in = 0, .fh_out = 0, .len = 10 },
+		{ .off_in = ~0ULL, .len = 10 },
+		{ .off_out = 1ULL << 63, .len = 10 },
+		{ .len = ~0ULL },
+		{ .flags = 1, .len = 10 },
+	};
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fuse_copy_file_range_in c = bad[i];
+		if (i) {
+			c.fh_in = rfh;
+			c.fh_out = wfh;
+			c.nodeid_out = cnode;
+		}
+		(void)vfs_call(&f, FUSE_COPY_FILE_RANGE, hello, &c, sizeof(c), 0, 0, reply(), 256);
+	}
+	cp = (struct fuse_copy_file_range_in){ .fh_in = wfh, .nodeid_out = hello, .fh_out = rfh,
+					       .len = 10 };
+	CHECK(vfs_call(&f, FUSE_COPY_FILE_RANGE, cnode, &cp, sizeof(cp), 0, 0, reply(), 256) != 0,
+	      "COPY_FILE_RANGE into a read-only handle", 0);
+	static const struct fuse_fallocate_in fa[] = {
+		{ .offset = ~0ULL, .length = 10 },
+		{ .offset = 0, .length = ~0ULL },
+		{ .offset = 1ULL << 62, .length = 1ULL << 62 },
+		{ .offset = 0, .length = 10, .mode = 0xffffffffu },
+		{ .offset = 0, .length = 4096, .mode = 3 /* PUNCH_HOLE | KEEP_SIZE */ },
+	};
+	for (unsigned int i = 0; i < sizeof(fa) / sizeof(fa[0]); i++) {
+		struct fuse_fallocate_in a = fa[i];
+		a.fh = rfh; /* hello.txt, read-only: must never change */
+		CHECK(vfs_call(&f, FUSE_FALLOCATE, hello, &a, sizeof(a), 0, 0, reply(), 256) != 0,
+		      "FALLOCATE through a read-only handle", i);
+		a.fh = wfh;
+		(void)vfs_call(&f, FUSE_FALLOCATE, cnode, &a, sizeof(a), 0, 0, reply(), 256);
+	}
+	/* A directory handle where a file handle belongs, and the other way round. */
+	uint64_t dh = vfs_open_fh(&f, FUSE_ROOT_ID, true);
+	struct fuse_fsync_in fs_ = { .fh = dh };
+	CHECK(vfs_call(&f, FUSE_FSYNC, hello, &fs_, sizeof(fs_), 0, 0, reply(), 256) == -EBADF,
+	      "FSYNC of a directory handle", 0);
+	fs_.fh = rfh;
+	CHECK(vfs_call(&f, FUSE_FSYNCDIR, FUSE_ROOT_ID, &fs_, sizeof(fs_), 0, 0, reply(), 256) ==
+		      -EBADF,
+	      "FSYNCDIR of a file handle", 0);
+	vfs_still_works(&f);
+}

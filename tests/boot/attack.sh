@@ -81,6 +81,11 @@ case_args() {
 	*) echo "--memory 64M" ;;
 	esac
 }
+disk0_opts() {
+	case $1 in
+	blk_direct_unaligned) echo ",direct=on" ;;
+	esac
+}
 
 # run_case NAME: one ringvm for case NAME; sets $why to what went wrong ("" when nothing did).
 run_case() {
@@ -92,7 +97,7 @@ run_case() {
 	before=$(snapshot)
 	# shellcheck disable=SC2046
 	timeout -k 5 60 "$ringvm" run --kernel "$elf" --initrd none $(case_args "$c") \
-		--disk "$work/rw.img,queues=4" --disk "$work/ro.img,readonly" \
+		--disk "$work/rw.img,queues=4$(disk0_opts "$c")" --disk "$work/ro.img,readonly" \
 		--share "$top/share:/share,queues=2" --cmdline "attack=$c" >"$work/out" 2>"$work/err"
 	rc=$?
 	why=""
