@@ -18,6 +18,16 @@ static void open_fs(struct vfs *f)
 	vfs_prove_hello(f);
 }
 
+/* open_fs, then hello.txt looked up (*node) and opened read-only: returns the fh. */
+static uint64_t open_hello(struct vfs *f, uint64_t *node)
+{
+	struct fuse_entry_out e;
+	open_fs(f);
+	CHECK(vfs_lookup(f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP hello.txt", 0);
+	*node = e.nodeid;
+	return vfs_open_fh(f, e.nodeid, false);
+}
+
 static uint8_t *reply(void)
 {
 	return rt_alloc(4096 + HDR, 8);
@@ -170,11 +180,8 @@ void case_fuse_forged_nodeid(void)
 void case_fuse_forged_fh(void)
 {
 	struct vfs f;
-	uint64_t node = (open_fs(&f), 0);
-	struct fuse_entry_out e;
-	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP", 0);
-	node = e.nodeid;
-	uint64_t real = vfs_open_fh(&f, node, false);
+	uint64_t node;
+	uint64_t real = open_hello(&f, &node);
 	/* Slots nobody opened, the real slot in other generations, values no slot can have. */
 	const uint64_t forged_fhs[] = { real + 1, real + 7, real + (1ULL << 32), real + (5ULL << 32),
 					0xdeadbeef00000000ULL, ~0ULL, 1ULL << 63 };
@@ -224,11 +231,8 @@ void case_fuse_forged_fh(void)
 void case_fuse_read_huge(void)
 {
 	struct vfs f;
-	uint64_t node = (open_fs(&f), 0);
-	struct fuse_entry_out e;
-	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP", 0);
-	node = e.nodeid;
-	uint64_t fh = vfs_open_fh(&f, node, false);
+	uint64_t node;
+	uint64_t fh = open_hello(&f, &node);
 	static const uint32_t sizes[] = { 0xffffffffu, 0x80000000u, (1u << 20) + 1, 1u << 24 };
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		struct fuse_read_in ri = { .fh = fh, .size = sizes[i] };
@@ -466,11 +470,8 @@ void case_fuse_init_bad(void)
 void case_fuse_destroy_reinit(void)
 {
 	struct vfs f;
-	uint64_t node = (open_fs(&f), 0);
-	struct fuse_entry_out e;
-	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP", 0);
-	node = e.nodeid;
-	uint64_t fh = vfs_open_fh(&f, node, false);
+	uint64_t node;
+	uint64_t fh = open_hello(&f, &node);
 	CHECK(vfs_call(&f, FUSE_DESTROY, 0, 0, 0, 0, 0, reply(), 256) == 0, "DESTROY", 0);
 	struct fuse_getattr_in gi = { 0 };
 	CHECK(vfs_call(&f, FUSE_GETATTR, FUSE_ROOT_ID, &gi, sizeof(gi), 0, 0, reply(), 256) == -EIO,
@@ -726,11 +727,9 @@ void case_check_share_create(void)
 void case_fuse_copy_fallocate(void)
 {
 	struct vfs f;
-	uint64_t hello = (open_fs(&f), 0);
-	struct fuse_entry_out e, s;
-	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "hello.txt", &e) == 0, "LOOKUP", 0);
-	hello = e.nodeid;
-	uint64_t rfh = vfs_open_fh(&f, hello, false);
+	struct fuse_entry_out s;
+	uint64_t hello;
+	uint64_t rfh = open_hello(&f, &hello);
 	CHECK(vfs_lookup(&f, FUSE_ROOT_ID, "scratch", &s) == 0, "LOOKUP scratch", 0);
 	struct fuse_create_in ci = { .flags = 02 | 0100, .mode = 0644 };
 	uint8_t *out = reply();

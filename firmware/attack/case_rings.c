@@ -55,6 +55,16 @@ static void expect_refused(struct vblk *b, uint16_t head, const uint8_t *st)
 	vblk_still_works(b);
 }
 
+/* A read whose middle descriptor is `mid` (NEXT to the status added here): must be refused. */
+static void expect_middle_refused(struct vblk *b, uint64_t addr, uint32_t len, uint16_t flags)
+{
+	struct rq r = new_read();
+	b->q.desc[0] = D(r.h, 16, F_NEXT, 1);
+	b->q.desc[1] = (struct vring_desc){ addr, len, (uint16_t)(flags | F_NEXT), 2 };
+	b->q.desc[2] = D(r.st, 1, F_WRITE, 0);
+	expect_refused(b, 0, r.st);
+}
+
 void case_rings_desc_loop(void)
 {
 	struct vblk b;
@@ -286,11 +296,7 @@ void case_rings_addr_wrap(void)
 	static const uint64_t addrs[] = { 0xfffffffffffff000ULL, 0xffffffffffffffffULL,
 					  0x8000000000000000ULL, 1ULL << 32 };
 	for (unsigned int i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		struct rq r = new_read();
-		b.q.desc[0] = D(r.h, 16, F_NEXT, 1);
-		b.q.desc[1] = (struct vring_desc){ addrs[i], 0x2000, F_WRITE | F_NEXT, 2 };
-		b.q.desc[2] = D(r.st, 1, F_WRITE, 0);
-		expect_refused(&b, 0, r.st);
+		expect_middle_refused(&b, addrs[i], 0x2000, F_WRITE);
 		/* An indirect table there too. */
 		indirect_refused(&b, (void *)addrs[i], 48, 0, NULL);
 	}
@@ -300,11 +306,7 @@ void case_rings_len_ffffffff(void)
 {
 	struct vblk b;
 	open_disk(&b);
-	struct rq r = new_read();
-	b.q.desc[0] = D(r.h, 16, F_NEXT, 1);
-	b.q.desc[1] = D(r.data, 0xffffffffu, F_WRITE | F_NEXT, 2);
-	b.q.desc[2] = D(r.st, 1, F_WRITE, 0);
-	expect_refused(&b, 0, r.st);
+	expect_middle_refused(&b, (uint64_t)rt_alloc(512, 512), 0xffffffffu, F_WRITE);
 	struct rq r2 = new_read();
 	b.q.desc[0] = D(r2.h, 0xffffffffu, F_NEXT, 1);
 	b.q.desc[1] = D(r2.st, 1, F_WRITE, 0);
@@ -319,18 +321,10 @@ void case_rings_buffer_in_mmio(void)
 	static const uint64_t addrs[] = { LAYOUT_VIRTIO_MMIO_START, LAYOUT_IOAPIC_ADDR,
 					  LAYOUT_MMIO_HOLE_START, LAYOUT_LAPIC_ADDR };
 	for (unsigned int i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		struct rq r = new_read();
-		b.q.desc[0] = D(r.h, 16, F_NEXT, 1);
-		b.q.desc[1] = (struct vring_desc){ addrs[i], 512, F_WRITE | F_NEXT, 2 };
-		b.q.desc[2] = D(r.st, 1, F_WRITE, 0);
-		expect_refused(&b, 0, r.st);
+		expect_middle_refused(&b, addrs[i], 512, F_WRITE);
 	}
 	/* A buffer straddling the end of RAM. */
-	struct rq r = new_read();
-	b.q.desc[0] = D(r.h, 16, F_NEXT, 1);
-	b.q.desc[1] = (struct vring_desc){ rt_ram.low_end - 256, 512, F_WRITE | F_NEXT, 2 };
-	b.q.desc[2] = D(r.st, 1, F_WRITE, 0);
-	expect_refused(&b, 0, r.st);
+	expect_middle_refused(&b, rt_ram.low_end - 256, 512, F_WRITE);
 }
 
 /* Readable descriptors after writable ones (2.7.4.2). */
