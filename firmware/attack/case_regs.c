@@ -504,3 +504,47 @@ void case_regs_reset_inflight_fs(void)
 	vfs_prove_hello(&f);
 	vfs_still_works(&f);
 }
+
+/*
+ * Rings on top of each other: the used ring over the avail ring (the device's used->idx becomes the
+ * driver's avail->idx) and over the descriptor table. The device may serve garbage or go
+ * NEEDS_RESET; it must not spin forever or hang the reset, and must work again after one.
+ */
+void case_regs_rings_overlap(void)
+{
+	struct vblk b;
+	vblk_open(&b, 0, 64);
+	vblk_expect_image(&b, 0, 1);
+	uint8_t *area = rt_alloc(8192, 4096);
+	const uint64_t layouts[][3] = {
+		{ (uint64_t)area, (uint64_t)area + 4096, (uint64_t)area + 4096 },
+		{ (uint64_t)area, (uint64_t)area, (uint64_t)area },
+		{ (uint64_t)area + 4096, (uint64_t)area, (uint64_t)area + 4096 + 2 },
+	};
+	for (unsigned int i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		for (unsigned int ev = 0; ev < 2; ev++) {
+			vdev_reset(&b.d);
+			vdev_negotiate(&b.d, ev ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0);
+			memset(area, 0, 8192);
+			dq_program(&b.d, 0, 64, layouts[i][0], layouts[i][1], layouts[i][2], true);
+			uint32_t s = vdev_driver_ok(&b.d);
+			struct dq q = { .d = &b.d, .size = 64, .desc = (void *)layouts[i][0],
+					.avail = (void *)layouts[i][1], .used = (void *)layouts[i][2] };
+			if (!(s & S_NR)) {
+				struct virtio_blk_outhdr *h = rt_alloc(16, 16);
+				uint8_t *data = rt_alloc(512, 512), *st = rt_alloc(1, 1);
+				h->type = VIRTIO_BLK_T_IN;
+				struct vbuf bufs[3] = { { h, 16, false }, { data, 512, true },
+							{ st, 1, true } };
+				for (int k = 0; k < 3; k++)
+					dq_submit(&q, dq_chain(&q, bufs, 3));
+				for (int spin = 0; spin < 200000; spin++)
+					rt_relax();
+			}
+			vreg_w(&b.d, VIRTIO_MMIO_STATUS, 0);
+			CHECK(vreg(&b.d, VIRTIO_MMIO_STATUS) == 0, "reset after overlapping rings", i);
+		}
+	}
+	vblk_restart(&b, 64);
+	vblk_still_works(&b);
+}
