@@ -59,6 +59,7 @@ snapshot() {
 
 cases=${CASES:-$(timeout 20 "$ringvm" run --kernel "$elf" --initrd none --memory 64M \
 	--cmdline attack=list 2>/dev/null | sed -n 's/.*cases://p')}
+# shellcheck disable=SC2116,SC2086 # one line, words split on purpose
 cases=$(echo $cases)
 count=$(echo "$cases" | tr ' ' '\n' | grep -vc '^check_')
 n=0
