@@ -30,6 +30,7 @@ enum op_kind {
 	OP_RELEASE,
 	OP_CREATE,
 	OP_SETATTR,
+	OP_FORGET, /* no reply: not counted as a request */
 };
 
 #define OP_NAME_MAX 32

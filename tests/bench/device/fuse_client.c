@@ -111,6 +111,14 @@ static int encode(struct job *j, struct slot *s, struct dvq_seg *segs, unsigned 
 		arglen = (uint32_t)sizeof(*in) + namelen;
 		break;
 	}
+	case OP_FORGET: {
+		struct fuse_forget_in *in = (void *)arg;
+
+		ih->opcode = FUSE_FORGET;
+		in->nlookup = 1;
+		arglen = sizeof(*in);
+		break;
+	}
 	case OP_SETATTR: {
 		struct fuse_setattr_in *in = (void *)arg;
 
@@ -131,6 +139,10 @@ static int encode(struct job *j, struct slot *s, struct dvq_seg *segs, unsigned 
 	segs[k++] = (struct dvq_seg){ s->hdr_gpa, (uint32_t)sizeof(*ih) + arglen, false };
 	if (op->kind == OP_WRITE)
 		segs[k++] = (struct dvq_seg){ s->data_gpa, op->len, false };
+	if (op->kind == OP_FORGET) { /* no reply at all (FUSE: "no reply" requests) */
+		*n = k;
+		return 0;
+	}
 	/* Poison the reply header, so a reply the device never wrote cannot pass for one. */
 	memset(s->resp, 0xa5, sizeof(struct fuse_out_header));
 	segs[k++] = (struct dvq_seg){ s->resp_gpa,
@@ -150,6 +162,11 @@ static int decode(struct job *j, struct slot *s, uint32_t used_len)
 	struct op_result *r = &s->res;
 
 	memset(r, 0, sizeof(*r));
+	if (s->op.kind == OP_FORGET) {
+		if (used_len)
+			return job_fail(j, -EPROTO, "FORGET completed with %u bytes written", used_len);
+		return 0;
+	}
 	if (oh->unique != s->unique)
 		return job_fail(j, -EPROTO, "FUSE reply unique %#llx, request had %#llx",
 				(unsigned long long)oh->unique, (unsigned long long)s->unique);

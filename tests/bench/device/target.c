@@ -218,7 +218,7 @@ int target_job_run(struct job *j)
 		for (int k = 0; k < n; k++) {
 			if (wl_done(j, done[k]))
 				goto out;
-			if (!counted)
+			if (!counted || done[k]->op.kind == OP_FORGET)
 				continue;
 			hist_add(&j->hist, t - done[k]->t_submit);
 			j->requests++;

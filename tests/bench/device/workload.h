@@ -7,7 +7,7 @@
 /*
  * wl_next: fill s->op with the slot's next request (random or sequential I/O on the data file, or the
  * next step of a metadata chain: LOOKUP -> GETATTR -> OPEN -> READ -> RELEASE, or CREATE -> WRITE ->
- * SETATTR -> RELEASE), poisoning read buffers and filling write buffers with the pattern.
+ * SETATTR -> RELEASE -> FORGET), poisoning read buffers and filling write buffers with the pattern.
  * wl_done: check s->res against what the request must have produced (no error, full length, the
  * pattern on reads, the attributes asked for) and advance the slot's chain. A wrong reply fails the
  * job (job_fail) and the run.
