@@ -101,6 +101,7 @@ set boxwidth 0.6
 set yrange [0:*]
 set xtics rotate by -30
 set grid ytics
+set format y "%.0s%c"
 plot "$dat" using 0:2:xtic(1) with boxes notitle, "" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle
 EOF
 	rm -f "$dat"

@@ -128,12 +128,13 @@ fi
 versions+=$'\n'"rounds $rounds, $time s per run after $warmup s warm-up, data file $file_mb MiB, tree $tree_files files, in $dir"
 while read -r line; do say "$line"; done <<<"$versions"
 
-# start_peer NAME CMD DIRECT QUEUES: start it pinned, in the background; echo its pid.
+# start_peer NAME CMD DIRECT QUEUES [DIR]: start it pinned, in the background, serving DIR (default
+# the bench directory); echo its pid.
 start_peer() {
-	local cmd=$2
+	local cmd=$2 d=${5:-$dir}
 	cmd=${cmd//@SOCK@/$sock}
-	cmd=${cmd//@DIR@/$dir}
-	cmd=${cmd//@FILE@/$dir/data}
+	cmd=${cmd//@DIR@/$d}
+	cmd=${cmd//@FILE@/$d/data}
 	cmd=${cmd//@Q@/$4}
 	cmd=${cmd//@DIRECT@/$3}
 	rm -f "$sock"
@@ -199,6 +200,30 @@ run_one() {
 }
 
 [ "$tap" = 1 ] && echo "# TAP from tests/bench/device.sh"
+
+# The checks can fail: a peer serving a zero-filled copy of the data file must be caught by the driver's
+# data check (once per kind of device, in the quick mode that `make test` runs).
+if [ "$quick" = 1 ]; then
+	wrong=$out/wrong
+	mkdir -p "$wrong" && rm -f "$wrong/data" && truncate -s "$((file_mb << 20))" "$wrong/data"
+	while IFS='|' read -r peer target how cmd; do
+		case $peer in virtiofsd-c | qsd) ;; *) continue ;; esac
+		[ -z "${unavailable[$peer]:-}" ] || continue
+		pid=$(start_peer "$peer" "$cmd" off 1 "$wrong")
+		taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
+			--workload randread --time 0.2 --warmup 0 --socket "$sock" >/dev/null 2>"$out/driver.err"
+		rc=$?
+		stop_peer "$pid"
+		if [ "$rc" = 1 ] && grep -q "wrong data" "$out/driver.err"; then
+			check OK "$peer serving zeros: the driver reports wrong data"
+		else
+			check FAIL "$peer serving zeros" "driver exit $rc: $(head -c 200 "$out/driver.err")"
+			failures=$((failures + 1))
+		fi
+	done <<<"$PEER_TABLE"
+	rm -rf "$wrong"
+fi
+
 for round in $(seq 1 "$rounds"); do
 	say "round $round of $rounds"
 	while IFS='|' read -r row targets wl bs depth jobs direct; do
@@ -239,6 +264,7 @@ if [ "$rc" = 0 ] && jq -e 'length > 0' "$out/summary.json" >/dev/null 2>&1; then
 else
 	check FAIL "summary.json" "the report failed (exit $rc)"
 fi
+shopt -s nullglob
 for png in "$out"/*.png; do
 	if [ -s "$png" ] && [ "$(head -c 4 "$png" | tail -c 3)" = PNG ]; then
 		check OK "chart $(basename "$png")"
