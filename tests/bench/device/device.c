@@ -262,7 +262,9 @@ static int run(struct opts *o)
 	struct bench *b = &o->b;
 	struct sample a, z;
 	struct stat st;
-	pthread_t *th;
+	pthread_t *th = NULL;
+	unsigned int started = 0;
+	int rc = 1;
 	const char *dma;
 	int err = 0;
 
@@ -283,8 +285,10 @@ static int run(struct opts *o)
 	if (dmem_create(&b->mem, mem_needed(b)))
 		return 1;
 	err = setup_peer(b);
-	if (err)
-		return err == -EOPNOTSUPP ? SETUP_UNSUPPORTED : 1;
+	if (err) {
+		rc = err == -EOPNOTSUPP ? SETUP_UNSUPPORTED : 1;
+		goto out;
+	}
 	for (unsigned int i = 0; i < b->jobs; i++) {
 		struct job *j = &b->jobv[i];
 		uint64_t span = (b->file_size / b->jobs) / b->bs * b->bs;
@@ -294,15 +298,14 @@ static int run(struct opts *o)
 	}
 	th = calloc(b->jobs, sizeof(*th));
 	if (!th)
-		return 1;
+		goto out;
 	uint64_t t0 = now_ns();
 
 	b->t_start = t0 + (uint64_t)(b->warmup * 1e9);
 	b->t_end = b->t_start + (uint64_t)(b->seconds * 1e9);
-	for (unsigned int i = 0; i < b->jobs; i++)
-		if (pthread_create(&th[i], NULL, job_thread, &b->jobv[i])) {
+	for (started = 0; started < b->jobs; started++)
+		if (pthread_create(&th[started], NULL, job_thread, &b->jobv[started])) {
 			b->stop = 1;
-			b->jobs = i;
 			err = 1;
 			break;
 		}
@@ -313,32 +316,32 @@ static int run(struct opts *o)
 		take(&z, o->cpu_pid);
 		b->stop = 1;
 	}
-	for (unsigned int i = 0; i < b->jobs; i++)
+	for (unsigned int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	free(th);
 	for (unsigned int i = 0; i < b->jobs; i++)
 		if (b->jobv[i].err) {
 			fprintf(stderr, "device bench: %s job %u: %s\n", b->peer ? b->peer : "",
 				i, b->jobv[i].errmsg);
 			err = 1;
 		}
-	if (err)
-		return 1;
-	if (teardown_peer(b))
-		return 1;
+	if (err || teardown_peer(b))
+		goto out;
 	if (b->workload == WL_RANDWRITE && files_verify(b->file))
-		return 1;
+		goto out;
 	report(o, &a, &z, dma, files_resident(b->file));
-	for (unsigned int i = 0; i < b->jobs; i++)
-		target_job_destroy(&b->jobv[i]);
+	rc = 0;
+out:
+	free(th);
+	setup_free(b);
 	dmem_destroy(&b->mem);
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = { .b = { .jobs = 1, .depth = 1, .bs = 4096, .queue_size = 256,
-				 .tree_files = 2000, .seconds = 5, .warmup = 1, .host_fd = -1 },
+				 .tree_files = 2000, .seconds = 5, .warmup = 1, .host_fd = -1,
+				 .vu = { .sock = -1 } },
 			  .file_mb = 256 };
 	int rc;
 

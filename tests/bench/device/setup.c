@@ -22,7 +22,7 @@
 /* The hiprio queue of virtio-fs: started like a guest would, never used by the workloads. */
 #define HIPRIO_SIZE 16
 
-static struct dvq hiprio;
+static struct dvq hiprio = { .kick_fd = -1, .call_fd = -1 };
 
 static int say(int err, const char *what, const char *detail)
 {
@@ -147,8 +147,10 @@ int setup_peer(struct bench *b)
 	b->jobv = calloc(b->jobs, sizeof(*b->jobv));
 	if (!b->jobv)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < b->jobs; i++)
+	for (unsigned int i = 0; i < b->jobs; i++) {
 		b->jobv[i].id = i;
+		b->jobv[i].vr.kick_fd = b->jobv[i].vr.call_fd = -1;
+	}
 	if (b->target == TARGET_HOST) {
 		err = host_open(b);
 		for (unsigned int i = 0; !err && i < b->jobs; i++)
@@ -220,8 +222,20 @@ int teardown_peer(struct bench *b)
 			return -EPROTO;
 		}
 	}
-	if (b->target == TARGET_FS)
-		dvq_destroy(&hiprio);
-	vu_close(&b->vu);
 	return 0;
+}
+
+void setup_free(struct bench *b)
+{
+	for (unsigned int i = 0; b->jobv && i < b->jobs; i++)
+		target_job_destroy(&b->jobv[i]);
+	free(b->jobv);
+	b->jobv = NULL;
+	free(b->dir_nodeids);
+	b->dir_nodeids = NULL;
+	dvq_destroy(&hiprio);
+	vu_close(&b->vu);
+	if (b->host_fd >= 0)
+		close(b->host_fd);
+	b->host_fd = -1;
 }

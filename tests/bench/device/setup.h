@@ -19,8 +19,12 @@ __attribute__((warn_unused_result)) int setup_peer(struct bench *b);
 
 /*
  * After the jobs: a FLUSH for write workloads, then GET_VRING_BASE on every queue, checked against
- * what we made available (every request consumed), then disconnect. 0 or negative errno (printed).
+ * what we made available (every request consumed). 0 or negative errno (printed).
  */
 __attribute__((warn_unused_result)) int teardown_peer(struct bench *b);
+
+/* Release what setup_peer() made (queues, job slots, the connection, the host file); safe after a
+   failed or partial setup. */
+void setup_free(struct bench *b);
 
 #endif

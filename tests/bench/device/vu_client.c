@@ -35,6 +35,7 @@ int vu_connect(struct vu_client *c, const char *path, int wait_ms)
 	int waited = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->sock = -1;
 	if (strlen(path) >= sizeof(a.sun_path))
 		return fail(c, -ENAMETOOLONG, "socket path too long: %s", path);
 	memcpy(a.sun_path, path, strlen(path) + 1);
