@@ -27,7 +27,7 @@ DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-s
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 

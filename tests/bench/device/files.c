@@ -1,6 +1,7 @@
 /* files.c: the pattern files the runs read, and page-cache control (warm, evict, residency). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,25 +106,40 @@ int files_prepare(const char *dir, uint64_t file_mb, uint32_t tree_files, unsign
 	return err;
 }
 
-int files_warm(const char *path)
+/* Read the whole file in chunks (which leaves it in the page cache); with check, against file 0's
+   pattern. 0, -EIO (printed with the offset) or -errno (printed). */
+static int read_all(const char *path, bool check)
 {
 	uint8_t *buf = malloc(CHUNK);
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	ssize_t n;
+	uint64_t off = 0, bad;
+	ssize_t n = 0;
 
 	if (fd < 0 || !buf) {
 		err = fd < 0 ? -errno : -ENOMEM;
 		goto out;
 	}
-	while ((n = read(fd, buf, CHUNK)) > 0)
-		;
+	while (!err && (n = pread(fd, buf, CHUNK, (off_t)off)) > 0) {
+		bad = check ? pattern_check(buf, 0, off, (uint32_t)n & ~7u) : 0;
+		if (bad) {
+			fprintf(stderr, "device bench: %s: wrong data at byte %llu after the run\n", path,
+				(unsigned long long)(off + bad - 1));
+			err = -EIO;
+		}
+		off += (uint64_t)n;
+	}
 	if (n < 0)
 		err = -errno;
 out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	return err ? say(err, path) : 0;
+	return err == -EIO ? err : err ? say(err, path) : 0;
+}
+
+int files_warm(const char *path)
+{
+	return read_all(path, false);
 }
 
 int files_evict(const char *path)
@@ -171,27 +187,5 @@ double files_resident(const char *path)
 
 int files_verify(const char *path)
 {
-	uint8_t *buf = malloc(CHUNK);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	uint64_t off = 0, bad;
-	ssize_t n;
-
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	while (!err && (n = pread(fd, buf, CHUNK, (off_t)off)) > 0) {
-		bad = pattern_check(buf, 0, off, (uint32_t)n & ~7u);
-		if (bad) {
-			fprintf(stderr, "device bench: %s: wrong data at byte %llu after the run\n", path,
-				(unsigned long long)(off + bad - 1));
-			err = -EIO;
-		}
-		off += (uint64_t)n;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return err == -EIO ? err : err ? say(err, path) : 0;
+	return read_all(path, true);
 }
