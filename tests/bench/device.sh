@@ -6,25 +6,28 @@
 #
 # Environment: ROUNDS (3), TIME (s measured per run, 4), WARMUP (s, 1), FILE_MB (1024), TREE_FILES
 # (3000), BENCH_DIR (/var/tmp/ringvm-bench-device: on the root disk, so O_DIRECT reaches a disk),
-# DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS (space-separated names to keep; default all),
+# OUT (build/bench/device), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS (space-separated names to keep; default all),
 # BENCH_QUICK=1 (every peer and workload once, briefly: a check of the harness, never a speed verdict),
 # TAP=1 (print TAP: one check per run and per output; `make test` uses BENCH_QUICK=1 TAP=1).
-# Output in build/bench/device/: results.jsonl (one line per run), summary.json, tables.txt, one PNG
+# Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
 # per workload, and each peer's log.
 set -u
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 B=${B:-build}
 driver=$root/$B/bench/device-driver
-out=$root/build/bench/device
 quick=${BENCH_QUICK:-0}
+# The quick mode keeps its own files and results, so `make test` never clobbers a full run's.
+suffix=""
+[ "$quick" = 1 ] && suffix=-quick
+out=${OUT:-$root/build/bench/device$suffix}
 if [ "$quick" = 1 ]; then
 	rounds=${ROUNDS:-1} time=${TIME:-0.3} warmup=${WARMUP:-0.1} file_mb=${FILE_MB:-64}
 else
 	rounds=${ROUNDS:-3} time=${TIME:-4} warmup=${WARMUP:-1} file_mb=${FILE_MB:-1024}
 fi
 tree_files=${TREE_FILES:-3000}
-dir=${BENCH_DIR:-/var/tmp/ringvm-bench-device}
+dir=${BENCH_DIR:-/var/tmp/ringvm-bench-device$suffix}
 driver_cpus=${DRIVER_CPUS:-0}
 peer_cpus=${PEER_CPUS:-1}
 tap=${TAP:-0}
@@ -91,6 +94,8 @@ selected() { # selected LIST NAME: true when LIST is empty or has NAME
 
 mkdir -p "$out"
 rm -f "$out"/*.log "$out"/*.png "$out/results.jsonl" "$out/summary.json" "$out/tables.txt"
+# A copy of the driver: a rebuild during a long run does not change it under the run.
+cp "$driver" "$out/device-driver" 2>/dev/null && driver=$out/device-driver
 
 # --- what the peers need; a peer that cannot start is reported, never dropped ---
 declare -A unavailable=()
