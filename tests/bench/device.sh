@@ -6,7 +6,8 @@
 #
 # Environment: ROUNDS (3), TIME (s measured per run, 4), WARMUP (s, 1), FILE_MB (1024), TREE_FILES
 # (3000), BENCH_DIR (/var/tmp/ringvm-bench-device: on the root disk, so O_DIRECT reaches a disk),
-# OUT (build/bench/device), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS (space-separated names to keep; default all),
+# OUT (build/bench/device), RINGVM ($B/ringvm), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS
+# (space-separated names to keep; default all),
 # BENCH_QUICK=1 (every peer and workload once, briefly: a check of the harness, never a speed verdict),
 # TAP=1 (print TAP: one check per run and per output; `make test` uses BENCH_QUICK=1 TAP=1).
 # Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
@@ -33,6 +34,7 @@ peer_cpus=${PEER_CPUS:-1}
 tap=${TAP:-0}
 sock=$out/peer.sock
 rs_dir=$root/build/bench/peers/virtiofsd-rs
+ringvm=${RINGVM:-$root/$B/ringvm}
 
 # The peers: name, target (fs, blk or host), how it is made to do direct I/O on the O_DIRECT rows,
 # and its start command. In the command @SOCK@, @DIR@ (the shared directory), @FILE@ (the data file,
@@ -43,9 +45,9 @@ virtiofsd-c|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUN
 virtiofsd-c-tp64|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUNABLES=glibc.malloc.arena_max=8 /usr/lib/qemu/virtiofsd --socket-path=@SOCK@ -o source=@DIR@ -o cache=auto -o allow_direct_io --thread-pool-size=64
 virtiofsd-rs|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io
 virtiofsd-rs-tp64|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io --thread-pool-size=64
-ringvm-fs|fs|FUSE OPEN with O_DIRECT, one configuration for every row|$root/$B/ringvm serve fs --socket @SOCK@ --shared-dir @DIR@ --queues @Q@
+ringvm-fs|fs|FUSE OPEN with O_DIRECT, one configuration for every row|$ringvm serve fs --socket @SOCK@ --shared-dir @DIR@ --queues @Q@
 qsd|blk|cache.direct=on (one iothread: QEMU 7.2 has no per-queue iothreads for exports)|qemu-storage-daemon --object iothread,id=io0 --blockdev driver=file,filename=@FILE@,node-name=disk,aio=io_uring,cache.direct=@DIRECT@ --export type=vhost-user-blk,id=exp,node-name=disk,addr.type=unix,addr.path=@SOCK@,writable=on,num-queues=@Q@,iothread=io0
-ringvm-blk|blk|--disk ...,direct=on|$root/$B/ringvm serve blk --socket @SOCK@ --disk @FILE@,queues=@Q@,direct=@DIRECT@
+ringvm-blk|blk|--disk ...,direct=on|$ringvm serve blk --socket @SOCK@ --disk @FILE@,queues=@Q@,direct=@DIRECT@
 host|host|the file opened O_DIRECT|-
 "
 
@@ -110,8 +112,8 @@ fi
 [ -x /usr/lib/qemu/virtiofsd ] || unavailable[virtiofsd-c-tp64]=${unavailable[virtiofsd-c]}
 command -v qemu-storage-daemon >/dev/null || unavailable[qsd]="qemu-storage-daemon missing (qemu-system-common)"
 # ringvm serves vhost-user once its `serve` command exists; until then its rows are skipped, and say so.
-if ! "$root/$B/ringvm" serve --help >/dev/null 2>&1; then
-	unavailable[ringvm-fs]="skip:$B/ringvm has no 'serve' command (vhost-user back-end not in this build)"
+if ! "$ringvm" serve --help >/dev/null 2>&1; then
+	unavailable[ringvm-fs]="skip:$ringvm has no 'serve' command (vhost-user back-end not in this build)"
 	unavailable[ringvm-blk]=${unavailable[ringvm-fs]}
 fi
 
