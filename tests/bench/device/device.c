@@ -219,7 +219,7 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 {
 	const struct bench *b = &o->b;
 	struct hist h = { 0 };
-	uint64_t reqs = 0, bytes = 0;
+	uint64_t reqs = 0, bytes = 0, kicks = 0, waits = 0;
 	double win = (double)(b->t_end - b->t_start) / 1e9, tick = (double)sysconf(_SC_CLK_TCK);
 	double busy = (double)((z->total - z->idle) - (a->total - a->idle)), all = (double)(z->total - a->total);
 	double peer = o->cpu_pid && a->peer >= 0 && z->peer >= 0 ? (double)(z->peer - a->peer) : -1;
@@ -230,6 +230,8 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 		hist_merge(&h, &b->jobv[i].hist);
 		reqs += b->jobv[i].requests;
 		bytes += b->jobv[i].bytes;
+		kicks += b->jobv[i].vr.kicks;
+		waits += b->jobv[i].vr.waits;
 	}
 	if (getloadavg(load, 3) < 0)
 		load[0] = -1;
@@ -252,7 +254,7 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	       "\"loadavg1\":%.2f,\"cpu_dma_latency\":\"%s\",\"kicks\":%llu,\"waits\":%llu,",
 	       (double)(z->self - a->self) / tick, all > 0 ? 100 * others / all : 0,
 	       all > 0 ? 100 * busy / all : 0, load[0], dma,
-	       (unsigned long long)(b->jobv[0].vr.kicks), (unsigned long long)(b->jobv[0].vr.waits));
+	       (unsigned long long)kicks, (unsigned long long)waits);
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, resident);
 }
