@@ -11,11 +11,13 @@
 # APT_ETC (default /etc/apt) and APT_INDEXTARGETS=0 exist for tests/guest/test-apt-suite.sh.
 set -eu
 etc=${APT_ETC:-/etc/apt}
+# shellcheck disable=SC1091 # the host's own file
 release=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 
 # from_indextargets: the Repo-URI of the host release's main "deb" index.
 from_indextargets() {
 	[ "${APT_INDEXTARGETS:-1}" = 1 ] || return 0
+	# shellcheck disable=SC2016 # apt expands $(FIELD), not the shell
 	apt-get indextargets --format '$(TARGET_OF) $(RELEASE) $(COMPONENT) $(REPO_URI)' 2>/dev/null |
 		awk -v r="$release" '$1 == "deb" && $2 == r && $3 == "main" { print $4; exit }'
 }

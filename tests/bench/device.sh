@@ -13,7 +13,7 @@
 # Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
 # per workload, and each peer's log.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 B=${B:-build}
 driver=$root/$B/bench/device-driver
