@@ -14,7 +14,7 @@ check() { # check EXPECTED CASE: run apt-suite.sh --uri on $tmp/etc without inde
 	n=$((n + 1))
 	if [ "$got" = "$1" ]; then echo "ok $n - $2"; else echo "not ok $n - $2 (got '$got', want '$1')"; failed=1; fi
 }
-fresh() { rm -rf "$tmp/etc" && mkdir -p "$tmp/etc/sources.list.d"; }
+fresh() { rm -rf "${tmp:?}/etc" && mkdir -p "$tmp/etc/sources.list.d"; }
 
 fresh
 printf '# deb http://old.example/debian %s main\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian %s main contrib\n' "$rel" "$rel" >"$tmp/etc/sources.list"
