@@ -20,6 +20,7 @@ fi
 apt_opts=""
 if [ "$suite" != bookworm ]; then
 	# The host's own archive, the other suite (guest/apt-suite.sh keeps it private under build/).
+	mkdir -p "$(dirname "$out")"
 	apt_opts=$("$(dirname "$0")/apt-suite.sh" "$suite" "$(cd "$(dirname "$out")" && pwd)/apt-$suite")
 elif ! apt-cache show "linux-image-$flavour" >/dev/null 2>&1; then
 	apt-get -q update >/dev/null
