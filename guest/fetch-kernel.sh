@@ -34,6 +34,7 @@ pkg=$(apt-cache $apt_opts depends "linux-image-$flavour" | sed -n 's/^ *Depends:
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp" # apt downloads as _apt
 # shellcheck disable=SC2086
 (cd "$tmp" && apt-get -q $apt_opts download "$pkg" >/dev/null)
 rm -rf "$out"
