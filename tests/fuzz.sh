@@ -34,7 +34,7 @@ if [ "$rc" -eq 0 ] && [ "${FUZZ_KEEP:-0}" = 1 ] && [ -n "$seeds" ]; then
 	if "$fuzzer" -merge=1 -timeout=10 -rss_limit_mb=2048 "$merged" "$seeds" "$corpus" >"$log" 2>&1; then
 		rm -f "$seeds"/*
 		cp "$merged"/* "$seeds"/ 2>/dev/null
-		echo "# $name: corpus $seeds now $(find "$seeds" -type f | wc -l) inputs, $(du -sk "$seeds" | cut -f1) KiB"
+		echo "# $name: corpus $seeds now $(find "$seeds" -type f | wc -l) inputs, $(du -sk --apparent-size "$seeds" | cut -f1) KiB of bytes"
 	else
 		echo "# $name: merge failed, corpus left as it was"
 	fi
