@@ -10,10 +10,12 @@ FS_DEV_SRCS := devices/fs/fs_config.c devices/fs/virtio_fs.c
 
 LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS)
 
-FS_TESTS := fuse_decode fs_server virtio_fs
+FS_TESTS := fuse_decode fs_server virtio_fs fs_policy fs_mounts
 UNIT_TESTS += $(FS_TESTS)
 test_fuse_decode_SRCS := devices/fs/fuse_decode.c devices/fs/test_fuse_decode.c
 test_fs_server_SRCS := $(FS_CORE_SRCS) devices/fs/test_fs_server.c
+test_fs_policy_SRCS := $(FS_CORE_SRCS) devices/fs/fs_config.c tests/support/fs_call.c devices/fs/test_fs_policy.c
+test_fs_mounts_SRCS := $(FS_CORE_SRCS) tests/support/fs_call.c devices/fs/test_fs_mounts.c
 test_virtio_fs_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/support/mmio_driver.c \
 	devices/fs/test_virtio_fs.c
 

@@ -72,12 +72,14 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 	}
 	fs_fdname(&n, ino->fd);
 	if (in->valid & FATTR_MODE) {
+		mode_t mode = fs_policy_mode(s, ino->type, in->mode);
+
 		if (fd >= 0)
-			err = fchmod(fd, in->mode & 07777) < 0 ? -errno : 0;
+			err = fchmod(fd, mode) < 0 ? -errno : 0;
 		else if (ino->type == S_IFLNK)
 			err = -EOPNOTSUPP;
 		else
-			err = fchmodat(s->proc_fd, n.s, in->mode & 07777, 0) < 0 ? -errno : 0;
+			err = fchmodat(s->proc_fd, n.s, mode, 0) < 0 ? -errno : 0;
 		if (err)
 			goto out;
 	}

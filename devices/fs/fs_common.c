@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "devices/fs/fs_ops.h"
@@ -81,6 +83,66 @@ int fs_check_entry_name(const char *name)
 	return 0;
 }
 
+/* Not in <linux/magic.h>: the kernel keeps them private (fs/configfs, fs/fuse/control.c). */
+#define FS_CONFIGFS_MAGIC 0x62656570
+#define FS_FUSECTL_MAGIC 0x65735543
+
+bool fs_pseudo_magic(long f_type)
+{
+	switch ((unsigned long)f_type) {
+	case PROC_SUPER_MAGIC:    /* /proc/PID/mem, kmsg, kcore, sysrq-trigger... */
+	case SYSFS_MAGIC:         /* device attributes, vmcoreinfo */
+	case TRACEFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case FS_CONFIGFS_MAGIC:
+	case BPF_FS_MAGIC:        /* pinned maps and programs */
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:      /* writing some variables can brick firmware */
+	case BINFMTFS_MAGIC:
+	case NSFS_MAGIC:          /* namespace files bind-mounted somewhere */
+	case FS_FUSECTL_MAGIC:    /* abort other FUSE connections */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A looked-up inode on another file system than the share's root (st_dev differs; checked only
+ * then, so the common case costs nothing): refuse pseudo file systems (EACCES), and decide about
+ * crossing into a submount. With FUSE_SUBMOUNTS the guest gives each announced submount its own
+ * superblock and st_dev, so inode numbers from two file systems never meet in one guest file
+ * system: the entry is marked (*submount). Without it the guest would see them in one inode-number
+ * space, so the crossing is refused (EXDEV) and the share ends at its mount points.
+ */
+static int fs_check_foreign(struct fs_server *s, int parent_fd, int fd, const struct stat *st,
+			    bool *submount)
+{
+	struct statfs sf;
+	struct stat pst;
+
+	*submount = false;
+	if (st->st_dev == s->root_dev)
+		return 0;
+	if (fstatfs(fd, &sf) < 0)
+		return -errno;
+	if (fs_pseudo_magic(sf.f_type))
+		return -EACCES;
+	if (fstat(parent_fd, &pst) < 0)
+		return -errno;
+	if (pst.st_dev == st->st_dev)
+		return 0; /* inside a submount the guest already crossed into */
+	if (!fs_has_flag(s, FUSE_SUBMOUNTS) || !S_ISDIR(st->st_mode))
+		return -EXDEV;
+	*submount = true;
+	return 0;
+}
+
 int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct fuse_entry_out *eo,
 		    struct fsi_inode **out)
 {
@@ -92,6 +154,7 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	};
 	struct fsi_inode *ino;
 	struct stat st;
+	bool submount;
 	int fd, err;
 
 	err = fs_check_entry_name(name);
@@ -100,8 +163,11 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	fd = (int)syscall(SYS_openat2, parent_fd, name, &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
-	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		err = -errno;
+	else
+		err = fs_check_foreign(s, parent_fd, fd, &st, &submount);
+	if (err) {
 		close(fd);
 		return err;
 	}
@@ -113,6 +179,8 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	fs_entry_timeout(s, &eo->entry_valid, &eo->entry_valid_nsec);
 	fs_entry_timeout(s, &eo->attr_valid, &eo->attr_valid_nsec);
 	fs_fill_attr(&st, &eo->attr);
+	if (submount)
+		eo->attr.flags |= FUSE_ATTR_SUBMOUNT;
 	if (out)
 		*out = ino;
 	else
@@ -155,6 +223,11 @@ int fs_kill_priv(int fd)
 		if (fchmod(fd, m) < 0)
 			return -errno;
 	}
+	/* Removing needs CAP_SETFCAP even when there is nothing to remove, so an unprivileged
+	   ringvm would fail every such write: look first (a capability set meanwhile by someone
+	   else is their race, as it is for the kernel's own check). */
+	if (fgetxattr(fd, "security.capability", NULL, 0) < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
 	if (fremovexattr(fd, "security.capability") < 0 && errno != ENODATA && errno != ENOTSUP)
 		return -errno;
 	return 0;

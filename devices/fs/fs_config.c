@@ -79,6 +79,28 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 		}
 		(void)fs_copy(c->tag, sizeof(c->tag), opt + 4, n - 4);
 		*tag_set = true;
+	} else if (n == 3 && !memcmp(opt, "dev", 3)) {
+		c->dev = true;
+	} else if (n == 4 && !memcmp(opt, "suid", 4)) {
+		c->suid = true;
+	} else if (n > 6 && !memcmp(opt, "xattr=", 6)) {
+		static const struct {
+			const char *name;
+			enum fs_xattr_policy p;
+		} pol[] = { { "user", FS_XATTR_USER },
+			    { "none", FS_XATTR_NONE },
+			    { "security", FS_XATTR_SECURITY },
+			    { "all", FS_XATTR_ALL } };
+		size_t i;
+
+		for (i = 0; i < sizeof(pol) / sizeof(pol[0]); i++)
+			if (strlen(pol[i].name) == n - 6 && !memcmp(opt + 6, pol[i].name, n - 6))
+				break;
+		if (i == sizeof(pol) / sizeof(pol[0])) {
+			*err = "xattr= must be user, none, security or all";
+			return -EINVAL;
+		}
+		c->xattr = pol[i].p;
 	} else if (n > 7 && !memcmp(opt, "queues=", 7)) {
 		char num[8];
 		char *end;
@@ -91,7 +113,7 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 			goto bad_queues;
 		c->queues = (unsigned int)q;
 	} else {
-		*err = "unknown option (readonly, cache=, tag=, queues=)";
+		*err = "unknown option (readonly, cache=, tag=, queues=, dev, suid, xattr=)";
 		return -EINVAL;
 	}
 	return 0;

@@ -66,9 +66,15 @@ __attribute__((warn_unused_result)) int fs_stat_inode(const struct fsi_inode *in
  */
 __attribute__((warn_unused_result)) int fs_check_entry_name(const char *name);
 
+/* True for the f_type of a pseudo file system (proc, sysfs, tracefs, debugfs, securityfs,
+   configfs, bpf, cgroup...): its files are kernel interfaces, never served to the guest. */
+bool fs_pseudo_magic(long f_type);
+
 /*
  * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
+ * Inodes on a pseudo file system are refused (EACCES); a mount point is crossed only as an
+ * announced submount (FUSE_ATTR_SUBMOUNT, when the guest agreed FUSE_SUBMOUNTS), else EXDEV.
  * Fills eo (nlookup + 1 on the inode) or returns -errno. *out, when not NULL, gets the inode with a
  * reference.
  */
@@ -88,6 +94,19 @@ __attribute__((warn_unused_result)) int fs_reopen(struct fs_server *s, const str
  * of waiting on file systems that cannot do non-blocking I/O (9p, NFS, FUSE). Clear it on fd.
  */
 __attribute__((warn_unused_result)) int fs_clear_nonblock(int fd);
+
+/*
+ * The permission bits a change may give an inode of type `type` (S_IFMT bits): mode & 07777, less
+ * setuid and setgid on anything but a directory unless the share allows them (allow_suid). A
+ * directory keeps setgid (group inheritance, no privilege); its setuid means nothing on Linux.
+ */
+static inline mode_t fs_policy_mode(const struct fs_server *s, mode_t type, mode_t mode)
+{
+	mode &= 07777;
+	if (!s->allow_suid && type != S_IFDIR)
+		mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	return mode;
+}
 
 /* Clear setuid, setgid (if group-executable) and security.capability, as the kernel does on a
    write/truncate by someone without CAP_FSETID (FUSE_HANDLE_KILLPRIV_V2). fd: a real open fd. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
@@ -10,6 +11,7 @@
 int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, enum fs_cache cache,
 		     size_t max_fds)
 {
+	struct statfs sf;
 	struct stat st;
 	int root_fd, err;
 
@@ -25,6 +27,11 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 		close(root_fd);
 		return -ENOTDIR;
 	}
+	if (fstatfs(root_fd, &sf) < 0 || fs_pseudo_magic(sf.f_type)) {
+		close(root_fd);
+		return -EACCES;
+	}
+	s->root_dev = st.st_dev;
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->proc_fd < 0) {
 		err = -errno;
@@ -110,7 +117,8 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 		offered |= (uint64_t)in->flags2 << 32;
 	want = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_DO_READDIRPLUS |
 	       FUSE_READDIRPLUS_AUTO | FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
-	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO;
+	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO |
+	       FUSE_SUBMOUNTS;
 	/* No FUSE_POSIX_LOCKS/FUSE_FLOCK_LOCKS: the guest kernel keeps locks itself (see GETLK). */
 	if (s->cache == FS_CACHE_AUTO)
 		want |= FUSE_AUTO_INVAL_DATA;

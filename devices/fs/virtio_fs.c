@@ -396,6 +396,9 @@ int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 	err = fs_server_create(&fs->srv, cfg->host_dir, cfg->readonly, cfg->cache, fs_fd_budget());
 	if (err)
 		goto err_free;
+	fs->srv.allow_dev = cfg->dev;
+	fs->srv.allow_suid = cfg->suid;
+	fs->srv.xattr = cfg->xattr;
 	fs->scratch = calloc(queues + 1, sizeof(*fs->scratch));
 	if (!fs->scratch) {
 		err = -ENOMEM;

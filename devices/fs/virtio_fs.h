@@ -11,7 +11,10 @@
 #define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
 #define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
 
-/* One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N]. */
+/*
+ * One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N][,dev]
+ * [,suid][,xattr=user|none|security|all].
+ */
 struct fs_config {
 	char host_dir[4096];
 	char guest_dir[4096];   /* absolute path in the guest, for ringvm.mount= */
@@ -19,6 +22,9 @@ struct fs_config {
 	bool readonly;
 	enum fs_cache cache;
 	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES (default 1) */
+	bool dev;               /* the guest may create device nodes (off: EPERM) */
+	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
+	enum fs_xattr_policy xattr; /* default FS_XATTR_USER */
 };
 
 /*
