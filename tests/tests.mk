@@ -1,11 +1,12 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer
+UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer privilege
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
 test_short_io_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_short_io.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
+test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
@@ -25,7 +26,7 @@ $(BUILD_ROOT)/fuzz/%: $$(call objs_of,$(BUILD_ROOT)/fuzz/obj,fuzz_$$*_SRCS)
 fuzz: $(FUZZ_BINS)
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
-DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-system-x86 \
+DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)

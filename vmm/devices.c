@@ -1,5 +1,6 @@
 /* devices.c: create the configured virtio devices and attach each on virtio-mmio, in command-line order. */
 #include "vmm/devices.h"
+#include "vmm/privilege.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -117,6 +118,18 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	if (ret)
 		ringvm_devices_destroy(d);
 	return ret;
+}
+
+void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need)
+{
+	memset(need, 0, sizeof(*need));
+	for (unsigned int i = 0; i < d->nr_shares; i++) {
+		need->share = true;
+		if (!d->share_cfgs[i]->readonly) {
+			need->share_writable = true;
+			need->share_dev |= d->share_cfgs[i]->dev;
+		}
+	}
 }
 
 int ringvm_devices_start(struct ringvm_devices *d)

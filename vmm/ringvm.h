@@ -29,6 +29,8 @@ struct ringvm_config {
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
 	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
 			      * (default true; a runtime doing other work in-process may opt out) */
+	bool drop_privileges; /* ringvm_run() drops every capability the shares do not need and sets
+			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
 
 /* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command, seccomp on. */
