@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "devices/blk/blk.h"
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
 #include "vmm/machine.h"
@@ -108,6 +109,15 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 {
 	memset(d, 0, sizeof(*d));
 	d->root_share = -1;
+	if (cfg->fs_limits) {
+		struct fs_limits lim;
+		const char *why;
+		if (fs_parse_limits(cfg->fs_limits, &lim, &why)) {
+			snprintf(err, errlen, "--fs-limits %s: %s", cfg->fs_limits, why);
+			return -EINVAL;
+		}
+		fs_budget_configure(&lim);
+	}
 	int ret = 0;
 	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
 		ret = disk_create(d, vm, cfg->disks[i], err, errlen);

@@ -23,6 +23,7 @@ struct ringvm_config {
 	const char *const *shares; /* --share specs: HOSTDIR:GUESTDIR[,readonly][,cache=..][,tag=..][,queues=N] */
 	unsigned int nr_shares;
 	const char *root;    /* --root HOSTDIR[,rw]: the guest's root over virtio-fs; NULL: initramfs */
+	const char *fs_limits; /* --fs-limits fds=N,dir_buffers=N for all shares; NULL: defaults */
 	bool verbose;        /* guest kernel messages on the console */
 	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
 	int console_out;     /* the guest console's bytes */

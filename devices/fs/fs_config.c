@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 
 /* Copy [s, s+n) into dst[cap] with a NUL; false when it does not fit. */
@@ -188,6 +189,47 @@ int fs_parse_root(const char *spec, struct fs_config *out, const char **err)
 		out->readonly = false;
 	else if (comma) {
 		*err = "the only --root option is ,rw";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One "name=N" of --fs-limits, N in 1..2^30. */
+static bool fs_limit_value(const char *opt, size_t n, const char *name, size_t *out)
+{
+	size_t k = strlen(name);
+	char num[16], *end;
+	long long v;
+
+	if (n <= k + 1 || memcmp(opt, name, k) || opt[k] != '=' || !fs_copy(num, sizeof(num), opt + k + 1, n - k - 1))
+		return false;
+	v = strtoll(num, &end, 10);
+	if (*end || num[0] == '-' || v < 1 || v > (1LL << 30))
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+int fs_parse_limits(const char *spec, struct fs_limits *out, const char **err)
+{
+	const char *opt = spec;
+
+	memset(out, 0, sizeof(*out));
+	while (*opt) {
+		const char *next = strchr(opt, ',');
+		size_t n = next ? (size_t)(next - opt) : strlen(opt);
+
+		if (!fs_limit_value(opt, n, "fds", &out->max_fds) &&
+		    !fs_limit_value(opt, n, "dir_buffers", &out->max_dir_buffers)) {
+			*err = "expected fds=N,dir_buffers=N with N in 1..1073741824";
+			return -EINVAL;
+		}
+		if (!next)
+			break;
+		opt = next + 1;
+	}
+	if (!out->max_fds && !out->max_dir_buffers) {
+		*err = "expected fds=N,dir_buffers=N with N in 1..1073741824";
 		return -EINVAL;
 	}
 	return 0;

@@ -42,12 +42,21 @@ __attribute__((warn_unused_result)) int fs_parse_spec(const char *spec, struct f
 __attribute__((warn_unused_result)) int fs_parse_root(const char *spec, struct fs_config *out,
 						      const char **err);
 
+/*
+ * --fs-limits fds=N,dir_buffers=N: the budget all shares draw on (fs_budget.h); either may be left
+ * out. N is 1..2^30. Returns 0, or -EINVAL with *err set to a static one-line reason.
+ */
+struct fs_limits;
+__attribute__((warn_unused_result)) int fs_parse_limits(const char *spec, struct fs_limits *out,
+							const char **err);
+
 struct virtio_fs;
 struct virtio_dev;
 
 /*
  * Open the shared directory (-ENOENT/-ENOTDIR/-EACCES when it is not a usable directory), raise
- * RLIMIT_NOFILE to its hard limit and bound the server's fds by it, and create the device with
+ * RLIMIT_NOFILE to its hard limit and bound the server's fds by it (and the process-wide budget of
+ * fs_budget.h too, unless --fs-limits set it), and create the device with
  * 1 hiprio + cfg->queues request queues. The device is not on any bus yet: whoever builds the
  * machine hands virtio_fs_virtio_dev() to a transport (vmm/devices.c: virtio-mmio). Setup time
  * only. Returns 0 or -errno.
