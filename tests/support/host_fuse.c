@@ -105,6 +105,8 @@ static size_t hf_serve(struct hf_server *hs, struct fuse_req *r, const uint8_t *
 
 	if (st.kind == HF_ERROR)
 		return fs_reply_error(out, r->hdr.unique, st.err);
+	if (st.kind == HF_HANG)
+		return 0; /* no reply, ever */
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_READ && r->in.read.size > st.n)
 		r->in.read.size = st.n;
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_WRITE && r->in.write.size > st.n)

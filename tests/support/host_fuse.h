@@ -26,6 +26,7 @@ enum hf_step_kind {
 	HF_PASS,  /* serve the request as asked */
 	HF_SHORT, /* serve at most n bytes of it (a READ reply or a WRITE's effect and reply) */
 	HF_ERROR, /* answer err (negative errno) without touching the file */
+	HF_HANG,  /* never answer (nor its INTERRUPT): the caller waits until the mount goes away */
 };
 
 struct hf_step {
