@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* libasan's count of live heap bytes (declared by clang's sanitizer headers, not by GCC's). */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "devices/fs/fs_budget.h"
