@@ -48,6 +48,7 @@ struct vq_worker {
 	unsigned int busy_reqs;
 	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
 	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
+	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
 
 static uint64_t wk_tag(const struct vq_req *req)
@@ -88,7 +89,7 @@ static int wk_arm_read(struct vq_worker *w, int fd, uint64_t *buf, uint64_t tag)
 struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 {
 	/* Bounding what is in flight keeps every completion inside the CQ ring. */
-	if (w->inflight_sqes >= w->max_inflight)
+	if (w->inflight_sqes >= w->max_inflight || w->abandoning)
 		return NULL;
 	struct io_uring_sqe *sqe = wk_sqe(w);
 	if (!sqe)
@@ -282,9 +283,8 @@ static void wk_cancel_kick(struct vq_worker *w)
  * they complete with -ECANCELED and the device finishes them as errors). Requests that cannot be
  * cancelled (already in a file system's wait that only a fatal signal ends) are abandoned once
  * WK_STOP_WAIT_MS passed: the worker exits anyway, so a device reset and ringvm's exit end in
- * bounded time. The kernel keeps an abandoned request's file and buffers (guest memory, still
- * mapped) until it ends; its device state (e.g. a virtio-fs handle reference) is leaked. Returns
- * the microseconds left to wait, 0 when time is up.
+ * bounded time (wk_abandon). The kernel keeps an abandoned request's file and buffers (guest
+ * memory, still mapped) until it ends. Returns the microseconds left to wait, 0 when time is up.
  */
 static uint64_t wk_stop_wait(struct vq_worker *w)
 {
@@ -300,6 +300,32 @@ static uint64_t wk_stop_wait(struct vq_worker *w)
 		}
 	}
 	return now < w->stop_deadline_us ? w->stop_deadline_us - now : 0;
+}
+
+/*
+ * The stop wait is over: finish every request still open as if its SQEs completed with -ECANCELED,
+ * so the device drops what it holds for them (handles, fds: the kernel keeps its own reference to
+ * the file until the request really ends) and the used ring says they are done. Their CQEs, if they
+ * ever come, land in a ring nobody reads.
+ */
+static void wk_abandon(struct vq_worker *w)
+{
+	fprintf(stderr,
+		"ringvm: virtqueue %u: %u request(s) did not complete within %d ms of the stop and were "
+		"abandoned\n",
+		w->cfg.queue_index, w->busy_reqs, WK_STOP_WAIT_MS);
+	w->abandoning = true;
+	for (uint32_t i = 0; i < w->nr_slots; i++) {
+		struct vq_req *req = &w->slots[i];
+		while (req->busy && req->inflight) {
+			req->inflight--;
+			w->cfg.ops->complete(w->cfg.dev, w, req, -ECANCELED);
+		}
+		if (req->busy)
+			vq_worker_done(w, req, 0); /* the device left it open: our side ends it */
+	}
+	w->inflight_sqes = 0;
+	wk_publish(w);
 }
 
 static void *wk_main(void *arg)
@@ -322,10 +348,7 @@ static void *wk_main(void *arg)
 			break;
 		uint64_t left_us = w->stopping ? wk_stop_wait(w) : 0;
 		if (w->stopping && left_us == 0) {
-			fprintf(stderr,
-				"ringvm: virtqueue %u: %u request(s) did not complete within %d ms of the "
-				"stop and were abandoned\n",
-				w->cfg.queue_index, w->busy_reqs, WK_STOP_WAIT_MS);
+			wk_abandon(w);
 			break;
 		}
 		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
