@@ -19,14 +19,9 @@ static char root[64];
 static struct fs_server srv;
 static struct fsc c;
 
-static char *hp(const char *rel)
+static const char *hp(const char *rel)
 {
-	static char p[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(p[i], sizeof(p[i]), "%s/%s", root, rel);
-	return p[i];
+	return fsc_path(root, rel);
 }
 
 static int touch(const char *path)

@@ -25,14 +25,9 @@ static char root[64];
 static struct fs_server srv;
 static struct fsc c;
 
-static char *hp(const char *rel)
+static const char *hp(const char *rel)
 {
-	static char p[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(p[i], sizeof(p[i]), "%s/%s", root, rel);
-	return p[i];
+	return fsc_path(root, rel);
 }
 
 /* A fresh server on root with the given policy, INIT done, requests as uid 0. */
@@ -106,7 +101,7 @@ static void test_create_fifo(void)
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	TAP_CHECK(in >= 0 && inotify_add_watch(in, hp("fifo"), IN_OPEN) >= 0,
 		  "watch the FIFO for opens");
-	TAP_CHECK(pthread_create(&writer, NULL, fifo_writer, hp("fifo")) == 0,
+	TAP_CHECK(pthread_create(&writer, NULL, fifo_writer, (void *)(uintptr_t)hp("fifo")) == 0,
 		  "a host thread opens the FIFO for writing");
 	/* Wait (not a verdict: only until it is there) for the writer to block in openat. */
 	while ((!writer_tid || !in_syscall(writer_tid, SYS_openat)) && spins++ < 2000000)

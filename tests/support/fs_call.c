@@ -2,6 +2,7 @@
 #include "tests/support/fs_call.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,4 +168,14 @@ int fsc_getattr(struct fsc *c, uint64_t nodeid, struct fuse_attr *a)
 	if (!err)
 		memcpy(a, &((struct fuse_attr_out *)fsc_body(c))->attr, sizeof(*a));
 	return err;
+}
+
+const char *fsc_path(const char *root, const char *rel)
+{
+	static char p[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", root, rel);
+	return p[i];
 }

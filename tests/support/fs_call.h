@@ -48,4 +48,7 @@ int fsc_removexattr(struct fsc *c, uint64_t nodeid, const char *name);
 /* GETATTR into *a; the error. */
 int fsc_getattr(struct fsc *c, uint64_t nodeid, struct fuse_attr *a);
 
+/* root/rel in one of 4 rotating static buffers (so a check may name a few paths at once). */
+const char *fsc_path(const char *root, const char *rel);
+
 #endif

@@ -16,6 +16,7 @@
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/fake_vm.h"
 #include "devices/virtio/mmio.h"
+#include "tests/support/fs_guest.h"
 #include "tests/support/fuse_req.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"
@@ -33,28 +34,6 @@ static struct mmio_driver drv;
 static struct virtio_fs *fs;
 static struct virtio_mmio *mmio;
 
-static int fs_open_file(uint64_t *nodeid, uint64_t *fh)
-{
-	uint8_t req[256], rep[4096];
-	struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 131072,
-				     .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
-	struct fuse_open_in oin = { .flags = O_RDONLY };
-	uint32_t len;
-
-	len = fuse_mkreq(req, FUSE_INIT, 0, &init, sizeof(init));
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -1;
-	len = fuse_mkreq(req, FUSE_LOOKUP, 1, "data", 5);
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -2;
-	*nodeid = ((const struct fuse_entry_out *)(rep + 16))->nodeid;
-	len = fuse_mkreq(req, FUSE_OPEN, *nodeid, &oin, sizeof(oin));
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -3;
-	*fh = ((const struct fuse_open_out *)(rep + 16))->fh;
-	return 0;
-}
-
 /* Bring the device up, open the file, send a READ the file system will never answer, and wait
    (not a verdict) until the file system has it. */
 static int hang_a_read(void)
@@ -66,7 +45,7 @@ static int hang_a_read(void)
 	int ret = md_bring_up(&drv, vm, 2, 256, 0);
 
 	if (!ret)
-		ret = fs_open_file(&in.offset, &in.fh); /* offset: scratch for the nodeid */
+		ret = fsg_open_file(&drv, 1, "data", O_RDONLY, &in.offset, &in.fh); /* offset: the nodeid, for now */
 	if (ret)
 		return ret;
 	hf_script(hf, FUSE_READ, hang, 1);
