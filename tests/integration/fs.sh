@@ -200,6 +200,31 @@ if [ -z "${SAN_PASS:-}" ]; then
 	conf_checks
 fi
 
+# --- capabilities of every ringvm thread while a guest uses the share (queue workers, io-wq) -------
+# A writable share keeps CHOWN, DAC_OVERRIDE, FOWNER, FSETID, SETGID, SETUID, SETFCAP: 0x800000db.
+VM_TIMEOUT=300 vm_bg --share "$S:/mnt" -- sh -c 'dd if=/dev/zero of=/mnt/capfile bs=64k count=64 2>/dev/null; cat /mnt/capfile >/dev/null; ls -R /mnt >/dev/null; echo CAPS-READY; sleep 60'
+if wait_output CAPS-READY; then
+	p=$(vmm_pid) wrong="" workers=0 tasks=0
+	for st in /proc/"$p"/task/*/status; do
+		[ -r "$st" ] || continue
+		tasks=$((tasks + 1))
+		name=$(awk '/^Name:/ { print $2 }' "$st")
+		case $name in vq*) workers=$((workers + 1)) ;; esac
+		eff=$(awk '/^CapEff:/ { print $2 }' "$st") bnd=$(awk '/^CapBnd:/ { print $2 }' "$st")
+		nnp=$(awk '/^NoNewPrivs:/ { print $2 }' "$st")
+		[ "$eff" = 00000000800000db ] && [ "$bnd" = 00000000800000db ] && [ "$nnp" = 1 ] ||
+			wrong="$wrong $name:$eff/$bnd/$nnp"
+	done
+	[ "$workers" -ge 2 ] && [ -z "$wrong" ] &&
+		ok "all $tasks ringvm threads ($workers queue workers) hold only the share's capabilities, no_new_privs" ||
+		notok "capabilities: $tasks threads, $workers workers, wrong:$wrong"
+else
+	notok "capabilities: the guest did not get ready $(show)"
+fi
+vm_kill TERM
+[ "$rc" = 143 ] && ok "SIGTERM ends ringvm while the guest uses the share (status 143)" ||
+	notok "SIGTERM with a share: status $rc $(show)"
+
 # --- rm -rf of a big directory: READDIR must continue its stream, not re-seek by entry count --------
 mkdir "$S/big"
 i=0
