@@ -64,6 +64,8 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 
 	if (s->readonly)
 		return -EROFS;
+	if (fs_pseudo_refuse(s, ino))
+		return -EACCES;
 	if (in->valid & FATTR_FH) {
 		h = fsh_get(&s->handles, in->fh, false);
 		if (!h)

@@ -114,33 +114,55 @@ bool fs_pseudo_magic(long f_type)
 
 /*
  * A looked-up inode on another file system than the share's root (st_dev differs; checked only
- * then, so the common case costs nothing): refuse pseudo file systems (EACCES), and decide about
- * crossing into a submount. With FUSE_SUBMOUNTS the guest gives each announced submount its own
- * superblock and st_dev, so inode numbers from two file systems never meet in one guest file
- * system: the entry is marked (*submount). Without it the guest would see them in one inode-number
- * space, so the crossing is refused (EXDEV) and the share ends at its mount points.
+ * then, so the common case costs nothing).
+ *
+ * Pseudo file systems: the directory where one is mounted is served as a stub (so a guest booted
+ * with --root / can mount its own /proc or /sys over it): LOOKUP and GETATTR answer, everything else
+ * on it is refused (fs_pseudo_refuse), and nothing inside it can be looked up (EACCES). Any other
+ * inode of a pseudo file system (a bind-mounted /proc/kmsg, say) is refused outright.
+ *
+ * Submounts: with FUSE_SUBMOUNTS the guest gives each announced submount its own superblock and
+ * st_dev, so inode numbers from two file systems never meet in one guest file system: the entry is
+ * marked (*submount). Without it the guest would see them in one inode-number space, so the crossing
+ * is refused (EXDEV) and the share ends at its mount points (pseudo stubs aside: nothing below them
+ * is reachable).
  */
 static int fs_check_foreign(struct fs_server *s, int parent_fd, int fd, const struct stat *st,
 			    bool *submount)
 {
 	struct statfs sf;
 	struct stat pst;
+	bool crossing;
 
 	*submount = false;
 	if (st->st_dev == s->root_dev)
 		return 0;
-	if (fstatfs(fd, &sf) < 0)
+	if (fstatfs(fd, &sf) < 0 || fstat(parent_fd, &pst) < 0)
 		return -errno;
-	if (fs_pseudo_magic(sf.f_type))
-		return -EACCES;
-	if (fstat(parent_fd, &pst) < 0)
-		return -errno;
-	if (pst.st_dev == st->st_dev)
+	crossing = pst.st_dev != st->st_dev;
+	if (fs_pseudo_magic(sf.f_type)) {
+		if (!crossing || !S_ISDIR(st->st_mode))
+			return -EACCES;
+		*submount = fs_has_flag(s, FUSE_SUBMOUNTS);
+		return 0;
+	}
+	if (!crossing)
 		return 0; /* inside a submount the guest already crossed into */
 	if (!fs_has_flag(s, FUSE_SUBMOUNTS) || !S_ISDIR(st->st_mode))
 		return -EXDEV;
 	*submount = true;
 	return 0;
+}
+
+int fs_pseudo_refuse(const struct fs_server *s, const struct fsi_inode *ino)
+{
+	struct statfs sf;
+
+	if (ino->dev == s->root_dev)
+		return 0;
+	if (fstatfs(ino->fd, &sf) < 0)
+		return -errno;
+	return fs_pseudo_magic(sf.f_type) ? -EACCES : 0;
 }
 
 int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct fuse_entry_out *eo,

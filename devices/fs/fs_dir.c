@@ -18,6 +18,9 @@ int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 
 	if (ino->type != S_IFDIR)
 		return -ENOTDIR;
+	err = fs_pseudo_refuse(s, ino);
+	if (err)
+		return err;
 	fd = fs_reopen(s, ino, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;

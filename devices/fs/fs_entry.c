@@ -23,6 +23,8 @@ static int fs_entry_prep(struct fs_server *s, struct fsi_inode *dir, const char 
 		return -EROFS;
 	if (dir->type != S_IFDIR)
 		return -ENOTDIR;
+	if (fs_pseudo_refuse(s, dir))
+		return -EACCES; /* mkdir in a cgroup or configfs stub would create kernel objects */
 	return fs_check_entry_name(name);
 }
 

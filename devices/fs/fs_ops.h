@@ -70,11 +70,18 @@ __attribute__((warn_unused_result)) int fs_check_entry_name(const char *name);
    configfs, bpf, cgroup...): its files are kernel interfaces, never served to the guest. */
 bool fs_pseudo_magic(long f_type);
 
+/* -EACCES when ino is on a pseudo file system (only a stub where one is mounted can be looked up:
+   it may be stat'ed, never opened, listed, changed or written into), else 0. Costs a statfs only
+   for inodes off the share's own file system. */
+__attribute__((warn_unused_result)) int fs_pseudo_refuse(const struct fs_server *s,
+							 const struct fsi_inode *ino);
+
 /*
  * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
- * Inodes on a pseudo file system are refused (EACCES); a mount point is crossed only as an
- * announced submount (FUSE_ATTR_SUBMOUNT, when the guest agreed FUSE_SUBMOUNTS), else EXDEV.
+ * Inodes on a pseudo file system are refused (EACCES) but for the stub where one is mounted; a
+ * mount point is crossed only as an announced submount (FUSE_ATTR_SUBMOUNT, when the guest agreed
+ * FUSE_SUBMOUNTS), else EXDEV (fs_common.c says why).
  * Fills eo (nlookup + 1 on the inode) or returns -errno. *out, when not NULL, gets the inode with a
  * reference.
  */

@@ -17,10 +17,12 @@
  * Symlinks are refused: the link would jump to the symlink and a following call could go on to its
  * target, and Linux allows only trusted.* attributes on symlinks anyway.
  */
-static int fs_xattr_path(struct fsi_inode *ino, struct fs_fdpath *p)
+static int fs_xattr_path(const struct fs_server *s, struct fsi_inode *ino, struct fs_fdpath *p)
 {
 	if (ino->type == S_IFLNK)
 		return -EOPNOTSUPP;
+	if (fs_pseudo_refuse(s, ino))
+		return -EACCES;
 	fs_fdpath(p, ino->fd);
 	return 0;
 }
@@ -116,7 +118,7 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 	int err = fs_xattr_allowed(s, r->name, false, r->hdr.uid);
 
 	if (!err)
-		err = fs_xattr_path(ino, &p);
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err == -EOPNOTSUPP ? -ENODATA : err;
 	return fs_xattr_reply(o, r->in.getxattr.size, p.s, r->name);
@@ -130,7 +132,7 @@ int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_in
 	struct fs_fdpath p;
 	ssize_t n;
 	char *list;
-	int err = fs_xattr_path(ino, &p);
+	int err = fs_xattr_path(s, ino, &p);
 
 	if (err == -EOPNOTSUPP || s->xattr == FS_XATTR_NONE)
 		return size ? 0 : fs_out_put(o, &go, sizeof(go)); /* an empty list */
@@ -168,7 +170,7 @@ int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 		return -EROFS;
 	err = fs_xattr_allowed(s, r->name, true, r->hdr.uid);
 	if (!err)
-		err = fs_xattr_path(ino, &p);
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err;
 	if (r->in.setxattr.flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
@@ -199,7 +201,7 @@ int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_
 		return -EROFS;
 	err = fs_xattr_allowed(s, r->name, true, r->hdr.uid);
 	if (!err)
-		err = fs_xattr_path(ino, &p);
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err;
 	return removexattr(p.s, r->name) < 0 ? -errno : 0;
