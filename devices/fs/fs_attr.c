@@ -12,10 +12,12 @@
 static int fs_attr_reply(struct fs_server *s, const struct stat *st, struct fs_out *o)
 {
 	struct fuse_attr_out ao = { 0 };
+	int err;
 
 	fs_entry_timeout(s, &ao.attr_valid, &ao.attr_valid_nsec);
 	fs_fill_attr(st, &ao.attr);
-	return fs_out_put(o, &ao, sizeof(ao));
+	err = fs_map_ino(s, st->st_dev, st->st_ino, &ao.attr.ino);
+	return err ? err : fs_out_put(o, &ao, sizeof(ao));
 }
 
 int fs_op_getattr(struct fs_server *s, struct fsi_inode *ino, struct fs_out *o)

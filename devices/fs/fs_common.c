@@ -112,46 +112,55 @@ bool fs_pseudo_magic(long f_type)
 	}
 }
 
+int fs_map_ino(struct fs_server *s, dev_t dev, uint64_t ino, uint64_t *out)
+{
+	unsigned int n = __atomic_load_n(&s->nr_devs, __ATOMIC_ACQUIRE), i;
+
+	if (ino >> FS_INO_BITS)
+		return -EOVERFLOW;
+	for (i = 0; i < n && s->devs[i] != dev; i++) {
+	}
+	if (i == n) {
+		pthread_mutex_lock(&s->dev_lock);
+		n = s->nr_devs;
+		for (i = 0; i < n && s->devs[i] != dev; i++) {
+		}
+		if (i == n && n < FS_MAX_DEVS) {
+			s->devs[n] = dev;
+			/* Release: a reader that sees the count sees the entry. */
+			__atomic_store_n(&s->nr_devs, n + 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&s->dev_lock);
+		if (i == FS_MAX_DEVS)
+			return -EOVERFLOW;
+	}
+	*out = (uint64_t)i << FS_INO_BITS | ino;
+	return 0;
+}
+
 /*
  * A looked-up inode on another file system than the share's root (st_dev differs; checked only
- * then, so the common case costs nothing).
- *
- * Pseudo file systems: the directory where one is mounted is served as a stub (so a guest booted
- * with --root / can mount its own /proc or /sys over it): LOOKUP and GETATTR answer, everything else
- * on it is refused (fs_pseudo_refuse), and nothing inside it can be looked up (EACCES). Any other
- * inode of a pseudo file system (a bind-mounted /proc/kmsg, say) is refused outright.
- *
- * Submounts: with FUSE_SUBMOUNTS the guest gives each announced submount its own superblock and
- * st_dev, so inode numbers from two file systems never meet in one guest file system: the entry is
- * marked (*submount). Without it the guest would see them in one inode-number space, so the crossing
- * is refused (EXDEV) and the share ends at its mount points (pseudo stubs aside: nothing below them
- * is reachable).
+ * then, so the common case costs nothing). Pseudo file systems: the directory where one is mounted
+ * is served as a stub (so a guest booted with --root / can mount its own /proc or /sys over it):
+ * LOOKUP and GETATTR answer, everything else on it is refused (fs_pseudo_refuse), and nothing
+ * inside it can be looked up (EACCES). Any other inode of a pseudo file system (a bind-mounted
+ * /proc/kmsg, say) is refused outright. Other file systems are crossed like directories of the
+ * share; fs_map_ino keeps their inode numbers apart.
  */
-static int fs_check_foreign(struct fs_server *s, int parent_fd, int fd, const struct stat *st,
-			    bool *submount)
+static int fs_check_foreign(struct fs_server *s, int parent_fd, int fd, const struct stat *st)
 {
 	struct statfs sf;
 	struct stat pst;
-	bool crossing;
 
-	*submount = false;
 	if (st->st_dev == s->root_dev)
 		return 0;
-	if (fstatfs(fd, &sf) < 0 || fstat(parent_fd, &pst) < 0)
+	if (fstatfs(fd, &sf) < 0)
 		return -errno;
-	crossing = pst.st_dev != st->st_dev;
-	if (fs_pseudo_magic(sf.f_type)) {
-		if (!crossing || !S_ISDIR(st->st_mode))
-			return -EACCES;
-		*submount = fs_has_flag(s, FUSE_SUBMOUNTS);
+	if (!fs_pseudo_magic(sf.f_type))
 		return 0;
-	}
-	if (!crossing)
-		return 0; /* inside a submount the guest already crossed into */
-	if (!fs_has_flag(s, FUSE_SUBMOUNTS) || !S_ISDIR(st->st_mode))
-		return -EXDEV;
-	*submount = true;
-	return 0;
+	if (fstat(parent_fd, &pst) < 0)
+		return -errno;
+	return pst.st_dev != st->st_dev && S_ISDIR(st->st_mode) ? 0 : -EACCES;
 }
 
 int fs_pseudo_refuse(const struct fs_server *s, const struct fsi_inode *ino)
@@ -176,7 +185,7 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	};
 	struct fsi_inode *ino;
 	struct stat st;
-	bool submount;
+	uint64_t gino = 0;
 	int fd, err;
 
 	err = fs_check_entry_name(name);
@@ -188,7 +197,9 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		err = -errno;
 	else
-		err = fs_check_foreign(s, parent_fd, fd, &st, &submount);
+		err = fs_check_foreign(s, parent_fd, fd, &st);
+	if (!err)
+		err = fs_map_ino(s, st.st_dev, st.st_ino, &gino);
 	if (err) {
 		close(fd);
 		return err;
@@ -201,8 +212,7 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	fs_entry_timeout(s, &eo->entry_valid, &eo->entry_valid_nsec);
 	fs_entry_timeout(s, &eo->attr_valid, &eo->attr_valid_nsec);
 	fs_fill_attr(&st, &eo->attr);
-	if (submount)
-		eo->attr.flags |= FUSE_ATTR_SUBMOUNT;
+	eo->attr.ino = gino;
 	if (out)
 		*out = ino;
 	else

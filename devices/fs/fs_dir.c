@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_budget.h"
@@ -131,6 +132,7 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 	struct fsh_dirstream *ds;
 	size_t start = o->len;
 	bool full = false, borrowed = false;
+	struct stat dst; /* the directory's: d_ino is an inode of its file system (fs_map_ino) */
 	uint8_t *buf = NULL;
 	int err = 0;
 
@@ -145,6 +147,10 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 	if (err)
 		goto out;
 	buf = ds->buf; /* entries kept from the last reply, if any */
+	if (fstat(h->fd, &dst) < 0) {
+		err = -errno;
+		goto out;
+	}
 	while (!full) {
 		if (ds->pos >= ds->len) {
 			ssize_t n;
@@ -188,7 +194,9 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 			} else {
 				de = (struct fuse_dirent *)p;
 			}
-			de->ino = d->d_ino;
+			/* An entry whose number cannot be mapped shows as 0 here; its LOOKUP fails. */
+			if (fs_map_ino(s, dst.st_dev, d->d_ino, &de->ino))
+				de->ino = 0;
 			de->off = (uint64_t)d->d_off;
 			de->namelen = (uint32_t)namelen;
 			de->type = d->d_type;

@@ -66,6 +66,19 @@ __attribute__((warn_unused_result)) int fs_stat_inode(const struct fsi_inode *in
  */
 __attribute__((warn_unused_result)) int fs_check_entry_name(const char *name);
 
+/*
+ * The inode number the guest sees for host (dev, ino): index(dev) << FS_INO_BITS | ino, with the
+ * share's own file system as index 0, so files of two host file systems that the share spans
+ * (mount points inside it) never share a number in the guest's one FUSE file system (hard-link
+ * detection, tar, du stay right). Announcing submounts (FUSE_SUBMOUNTS) would do it with a guest
+ * superblock per file system, but an overlayfs over the share (--root) refuses such automount
+ * points. -EOVERFLOW for an inode number of FS_INO_BITS bits or more, or past FS_MAX_DEVS file
+ * systems. Any thread.
+ */
+#define FS_INO_BITS 48
+__attribute__((warn_unused_result)) int fs_map_ino(struct fs_server *s, dev_t dev, uint64_t ino,
+						   uint64_t *out);
+
 /* True for the f_type of a pseudo file system (proc, sysfs, tracefs, debugfs, securityfs,
    configfs, bpf, cgroup...): its files are kernel interfaces, never served to the guest. */
 bool fs_pseudo_magic(long f_type);
@@ -79,9 +92,9 @@ __attribute__((warn_unused_result)) int fs_pseudo_refuse(const struct fs_server 
 /*
  * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
- * Inodes on a pseudo file system are refused (EACCES) but for the stub where one is mounted; a
- * mount point is crossed only as an announced submount (FUSE_ATTR_SUBMOUNT, when the guest agreed
- * FUSE_SUBMOUNTS), else EXDEV (fs_common.c says why).
+ * Inodes on a pseudo file system are refused (EACCES) but for the stub where one is mounted (it
+ * may be stat'ed, not opened); other mount points are crossed, inode numbers kept apart by
+ * fs_map_ino (-EOVERFLOW when they cannot be).
  * Fills eo (nlookup + 1 on the inode) or returns -errno. *out, when not NULL, gets the inode with a
  * reference.
  */

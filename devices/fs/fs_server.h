@@ -28,6 +28,9 @@ enum fs_xattr_policy {
 	FS_XATTR_ALL,       /* every namespace; trusted.* and security.* set by guest root only */
 };
 
+/* File systems one share may span (mount points inside it): 2^15 - 1 fit the inode mapping. */
+#define FS_MAX_DEVS 256
+
 /* Largest WRITE/READ we negotiate (max_write, max_pages): 1 MiB, like virtiofsd. */
 #define FS_MAX_IO (1u << 20)
 
@@ -42,6 +45,11 @@ struct fs_server {
 	struct fsh_table handles;
 	int proc_fd;     /* O_PATH on /proc/self/fd: reopening an O_PATH fd with real access modes */
 	dev_t root_dev;  /* st_dev of the shared directory: other values are submounts */
+	/* Host file systems seen in the share, by index: inode numbers reach the guest as
+	   index << 48 | st_ino (fs_map_ino); index 0 is root_dev. Appended under dev_lock. */
+	pthread_mutex_t dev_lock;
+	dev_t devs[FS_MAX_DEVS];
+	unsigned int nr_devs; /* atomic for readers */
 	bool readonly;   /* every change answers EROFS */
 	bool as_root;    /* we are root: act with each request's uid/gid (setfsuid/setfsgid) */
 	enum fs_cache cache;

@@ -32,6 +32,8 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 		return -EACCES;
 	}
 	s->root_dev = st.st_dev;
+	s->devs[0] = st.st_dev;
+	s->nr_devs = 1;
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->proc_fd < 0) {
 		err = -errno;
@@ -51,6 +53,11 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 	err = -pthread_mutex_init(&s->init_lock, NULL);
 	if (err)
 		goto fail_handles;
+	err = -pthread_mutex_init(&s->dev_lock, NULL);
+	if (err) {
+		pthread_mutex_destroy(&s->init_lock);
+		goto fail_handles;
+	}
 	return 0;
 fail_handles:
 	fsh_destroy(&s->handles);
@@ -67,6 +74,7 @@ void fs_server_destroy(struct fs_server *s)
 	fsi_destroy(&s->inodes);
 	close(s->proc_fd);
 	pthread_mutex_destroy(&s->init_lock);
+	pthread_mutex_destroy(&s->dev_lock);
 }
 
 void fs_server_reset(struct fs_server *s)
@@ -117,8 +125,7 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 		offered |= (uint64_t)in->flags2 << 32;
 	want = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_DO_READDIRPLUS |
 	       FUSE_READDIRPLUS_AUTO | FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
-	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO |
-	       FUSE_SUBMOUNTS;
+	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO;
 	/* No FUSE_POSIX_LOCKS/FUSE_FLOCK_LOCKS: the guest kernel keeps locks itself (see GETLK). */
 	if (s->cache == FS_CACHE_AUTO)
 		want |= FUSE_AUTO_INVAL_DATA;
