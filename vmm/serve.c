@@ -19,6 +19,7 @@
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/vhost_user/vu_backend.h"
+#include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 
 /* The device being served, whichever kind. */
@@ -37,6 +38,7 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->stop_fd = -1;
 	cfg->queues = 1;
 	cfg->seccomp = true;
+	cfg->drop_privileges = true;
 }
 
 static int serve_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -63,6 +65,10 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system, not us. */
 	snprintf(fc->tag, sizeof(fc->tag), "ringvm");
 	fc->readonly = cfg->readonly;
+	/* ringvm run --share's defaults: no device nodes, no setuid bits, user.* xattrs. */
+	fc->dev = false;
+	fc->suid = false;
+	fc->xattr = FS_XATTR_USER;
 	if (cfg->queues < 1 || cfg->queues > FS_MAX_QUEUES)
 		return serve_fail(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
 	fc->queues = cfg->queues;
@@ -205,6 +211,19 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		goto out_backend;
 	}
 
+	/* Before the first thread (queue workers start with the first ring): no capability beyond
+	   what a share needs (vmm/privilege.h), no_new_privs. */
+	if (cfg->drop_privileges) {
+		struct priv_need need = {
+			.share = d.fs != NULL,
+			.share_writable = d.fs && !d.fs_cfg.readonly,
+		};
+		ret = priv_drop(priv_keep_mask(&need));
+		if (ret) {
+			serve_fail(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
+			goto out_listen;
+		}
+	}
 	/* From here on the process only serves front-ends: lock the set of system calls down. */
 	if (cfg->seccomp && (ret = seccomp_install_role(seccomp_mode_from_env(),
 						       SECCOMP_ROLE_SERVE)) != 0) {

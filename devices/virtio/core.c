@@ -247,7 +247,8 @@ uint16_t virtio_core_queue_stop(struct virtio_core *c, unsigned int i)
 {
 	struct virtio_core_queue *q = &c->q[i];
 	if (q->worker) {
-		vq_worker_stop(q->worker);
+		/* A pause, not a reset: in-flight requests complete as they would have (bounded). */
+		vq_worker_stop_drain(q->worker, VIRTIO_CORE_PAUSE_DRAIN_MS);
 		q->worker = NULL;
 		/* Drained: everything popped was pushed and published, so used idx == last_avail. */
 		q->layout.start_idx = q->vq.last_avail;

@@ -152,10 +152,14 @@ __attribute__((warn_unused_result)) int virtio_core_queue_start(struct virtio_co
 								unsigned int i,
 								const char **why);
 
+/* How long a paused queue's requests in flight may take to complete before they are cancelled. */
+#define VIRTIO_CORE_PAUSE_DRAIN_MS 5000
+
 /*
- * Stop queue i's worker (it drains in-flight requests first) and return the next avail index the
- * queue would pop: every chain before it has been completed and published. For a queue that never
- * ran: its layout's start_idx. The device stays active.
+ * Stop queue i's worker and return the next avail index the queue would pop: every chain before it
+ * has been completed and published. A pause, not a reset: requests in flight complete normally
+ * (cancelled only if they take longer than VIRTIO_CORE_PAUSE_DRAIN_MS; vq_worker_stop_drain). For a
+ * queue that never ran: its layout's start_idx. The device stays active.
  */
 uint16_t virtio_core_queue_stop(struct virtio_core *c, unsigned int i);
 

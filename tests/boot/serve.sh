@@ -49,6 +49,12 @@ check "serve blk starts and listens" start blk --socket "$sock" --disk "$img"
 check "a front-end writes 64 KiB and reads it back; the image holds it (seccomp on)" \
 	"$probe" blk "$sock" "$img"
 check "a second front-end after the first disconnected works too" "$probe" blk "$sock" "$img"
+# As root, serve blk keeps no capability at all (a disk needs none once open), and no_new_privs.
+if [ "$(id -u)" = 0 ]; then
+	caps=$(awk '/^CapEff|^CapPrm|^CapBnd|^NoNewPrivs/ {print $1 $2}' "/proc/$server/status" | tr '\n' ' ')
+	[ "$caps" = "CapPrm:0000000000000000 CapEff:0000000000000000 CapBnd:0000000000000000 NoNewPrivs:1 " ] &&
+		pass "serve blk as root: no capability left, no_new_privs" || fail "serve blk capabilities: $caps"
+fi
 "$ringvm" serve blk --socket "$sock" --disk "$img" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 125 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "another server is listening" "$tmp/err" &&
