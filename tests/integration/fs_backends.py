@@ -176,13 +176,34 @@ def guest_grow(path):
 
 
 # --- the guest's side of the shares ---------------------------------------------------------------
-def guest_share(name, d):
-    def out(key, fn):
+def isolated(fn):
+    """fn() in a child process, so that a crash (SIGBUS from an mmap past a short EOF) costs one
+    result, not the rest of the run. Returns its value, "error:..." or "died:signalN"."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
         try:
             value = fn()
         except Exception as e:  # reported, and the host's comparison fails on it
             value = "error:%s" % str(e).replace(" ", "_")[:120]
-        print("%s %s %s" % (name, key, value), flush=True)
+        os.write(wr, value.encode())
+        os._exit(0)
+    os.close(wr)
+    data = b""
+    while True:
+        piece = os.read(rd, 65536)
+        if not piece:
+            break
+        data += piece
+    os.close(rd)
+    _, status = os.waitpid(pid, 0)
+    return "died:signal%d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else data.decode()
+
+
+def guest_share(name, d):
+    def out(key, fn):
+        print("%s %s %s" % (name, key, isolated(fn)), flush=True)
 
     def dd(*args):
         return subprocess.run(["dd", "status=none"] + list(args), stdout=subprocess.PIPE,
