@@ -17,6 +17,7 @@
 
 #include "devices/blk/blk_req.h"
 #include "devices/virtio/virtio.h"
+#include "devices/virtio/xfer.h"
 
 #define BLK_QUEUE_SIZE 256
 /* Linux puts the header and the status in descriptors of their own: data gets the rest. */
@@ -32,18 +33,25 @@ struct blk_dev {
 	struct blk_limits lim;
 	char id[BLK_ID_MAX];
 	struct virtio_blk_config config; /* little-endian, immutable after create */
+	/* The driver did not negotiate FLUSH, so it has no way to ask for durability: every write
+	   is durable when completed (RWF_DSYNC). Set at activation, before the workers start. */
+	bool writethrough;
 };
+
+/* What WRITE_ZEROES writes when the file system cannot zero a range with fallocate. */
+#define BLK_ZERO_CHUNK (64u * 1024)
+static const uint8_t blk_zeroes[BLK_ZERO_CHUNK];
 
 /* Per-request state (vq_req.priv), on the queue's worker thread only. */
 struct blk_io {
 	struct blk_req req;
-	struct iovec *iov; /* remaining data, inside vq_req.io_iov */
-	unsigned int nr;
-	uint64_t offset;       /* file offset of iov[0] */
-	uint64_t left;	       /* bytes still to transfer */
+	struct xfer xfer;      /* READ/WRITE: the transfer, its buffers inside vq_req.io_iov */
 	uint32_t data_written; /* bytes put into the guest's writable buffers */
 	bool buffered;	       /* I/O goes through fd_buffered */
 	bool punch;	       /* WRITE_ZEROES fell back to PUNCH_HOLE */
+	bool zero_write;       /* WRITE_ZEROES fell back to writing zeroes: xfer is the current chunk */
+	uint64_t zero_next;    /* zero_write: bytes of the range already written before this chunk */
+	bool syncing;          /* writethrough: the fdatasync after a fallocate is in flight */
 };
 
 static struct blk_dev *blk_of(struct virtio_dev *vdev)
@@ -59,6 +67,7 @@ static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *data
 
 static int blk_activate(struct virtio_dev *vdev, uint64_t features)
 {
+	blk_of(vdev)->writethrough = !(features & (1ULL << VIRTIO_BLK_F_FLUSH));
 	return 0;
 }
 
@@ -68,13 +77,13 @@ static void blk_finish(struct vq_worker *w, struct vq_req *vreq, uint8_t status)
 	vq_worker_done(w, vreq, blk_req_status(&io->req, status, io->data_written));
 }
 
-static bool blk_aligned(const struct blk_dev *blk, const struct blk_io *io)
+static bool blk_aligned(const struct blk_dev *blk, const struct xfer *x)
 {
 	uint64_t mask = blk->dio_align - 1;
-	if ((io->offset | io->left) & mask)
+	if ((x->offset | x->left) & mask)
 		return false;
-	for (unsigned int i = 0; i < io->nr; i++)
-		if (((uintptr_t)io->iov[i].iov_base | io->iov[i].iov_len) & mask)
+	for (unsigned int i = 0; i < x->nr; i++)
+		if (((uintptr_t)x->iov[i].iov_base | x->iov[i].iov_len) & mask)
 			return false;
 	return true;
 }
@@ -87,10 +96,11 @@ static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_re
 	if (!sqe)
 		return false;
 	int fd = io->buffered ? blk->fd_buffered : blk->fd;
-	if (io->req.action == BLK_ACT_READ)
-		io_uring_prep_readv(sqe, fd, io->iov, io->nr, io->offset);
+	if (io->xfer.is_write)
+		io_uring_prep_writev2(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset,
+				      blk->writethrough ? RWF_DSYNC : 0);
 	else
-		io_uring_prep_writev(sqe, fd, io->iov, io->nr, io->offset);
+		io_uring_prep_readv(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	return true;
 }
 
@@ -107,6 +117,63 @@ static bool blk_submit_fallocate(struct blk_dev *blk, struct vq_worker *w, struc
 		mode |= FALLOC_FL_ZERO_RANGE;
 	io_uring_prep_fallocate(sqe, blk->fd_buffered, mode, io->req.offset, io->req.len);
 	return true;
+}
+
+/*
+ * WRITE_ZEROES where neither ZERO_RANGE nor PUNCH_HOLE exists (ramfs, some FUSE and network file
+ * systems): write the zeroes, at most io_iov_cap * 64 KiB per writev, through the page cache (the
+ * buffer is not O_DIRECT-aligned), durable like any write when the driver has no FLUSH.
+ */
+static bool blk_submit_zeroes(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
+{
+	struct blk_io *io = vreq->priv;
+	uint64_t left = io->req.len - io->zero_next, len = 0;
+	unsigned int nr = 0;
+
+	while (nr < vreq->io_iov_cap && len < left) {
+		size_t n = left - len < BLK_ZERO_CHUNK ? (size_t)(left - len) : BLK_ZERO_CHUNK;
+
+		vreq->io_iov[nr].iov_base = (void *)(uintptr_t)blk_zeroes; /* only read */
+		vreq->io_iov[nr++].iov_len = n;
+		len += n;
+	}
+	io->zero_write = true;
+	io->buffered = true;
+	xfer_init(&io->xfer, true, vreq->io_iov, nr, io->req.offset + io->zero_next, len);
+	return blk_submit_rw(blk, w, vreq);
+}
+
+/* Writethrough (no FLUSH negotiated): a range zeroed by fallocate is made durable before the
+   request completes. */
+static void blk_finish_durable(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
+{
+	struct blk_io *io = vreq->priv;
+	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
+
+	if (!sqe)
+		return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+	io->syncing = true;
+	io_uring_prep_fsync(sqe, blk->fd_buffered, IORING_FSYNC_DATASYNC);
+}
+
+/* A CQE of the zero-writing fallback: the chunk goes on like any write, then the next chunk. */
+static void blk_complete_zeroes(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq,
+				int res)
+{
+	struct blk_io *io = vreq->priv;
+	enum xfer_step step = xfer_complete(&io->xfer, res);
+
+	if (step == XFER_DONE && !io->xfer.error) {
+		io->zero_next += io->xfer.done;
+		if (io->zero_next == io->req.len)
+			return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
+		if (!blk_submit_zeroes(blk, w, vreq))
+			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+		return;
+	}
+	if (step == XFER_MORE && blk_submit_rw(blk, w, vreq))
+		return;
+	blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 }
 
 static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq)
@@ -136,20 +203,20 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 			blk_finish(w, vreq, VIRTIO_BLK_S_OK);
 			return VQ_REQ_PENDING;
 		}
-		if (io->req.action == BLK_ACT_READ)
-			err = vq_writer_iov(&io->req.wr, io->req.len, vreq->io_iov,
-					    vreq->io_iov_cap, &io->nr);
-		else
+		unsigned int nr;
+		bool is_write = io->req.action == BLK_ACT_WRITE;
+		if (is_write)
 			err = vq_reader_iov(&io->req.rd, io->req.len, vreq->io_iov,
-					    vreq->io_iov_cap, &io->nr);
+					    vreq->io_iov_cap, &nr);
+		else
+			err = vq_writer_iov(&io->req.wr, io->req.len, vreq->io_iov,
+					    vreq->io_iov_cap, &nr);
 		if (err) {
 			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 			return VQ_REQ_PENDING;
 		}
-		io->iov = vreq->io_iov;
-		io->offset = io->req.offset;
-		io->left = io->req.len;
-		io->buffered = blk->fd != blk->fd_buffered && !blk_aligned(blk, io);
+		xfer_init(&io->xfer, is_write, vreq->io_iov, nr, io->req.offset, io->req.len);
+		io->buffered = blk->fd != blk->fd_buffered && !blk_aligned(blk, &io->xfer);
 		return blk_submit_rw(blk, w, vreq) ? VQ_REQ_PENDING : VQ_REQ_BUSY;
 	case BLK_ACT_FLUSH: {
 		struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
@@ -174,39 +241,37 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 	return VQ_REQ_PENDING;
 }
 
+/*
+ * A CQE of a READ/WRITE: continue a short transfer where it stopped (xfer.h). A block request
+ * succeeds whole or fails: the end of the image inside a request (the file shrank under us), an
+ * error after progress or a file that keeps answering EAGAIN all give IOERR.
+ */
 static void blk_complete_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq, int res)
 {
 	struct blk_io *io = vreq->priv;
+	struct xfer *x = &io->xfer;
 	if (res == -EINVAL && !io->buffered && blk->fd != blk->fd_buffered) {
 		/* O_DIRECT refused this shape after all: redo it through the page cache. */
 		io->buffered = true;
 		res = -EAGAIN;
 	}
-	if (res == -EAGAIN || res == -EINTR) {
+	enum xfer_step step = xfer_complete(x, res);
+	if (!x->is_write)
+		io->data_written = (uint32_t)x->done;
+	if (step == XFER_MORE) {
 		if (!blk_submit_rw(blk, w, vreq))
 			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 		return;
 	}
-	/* 0 bytes: the file shrank under us (EOF) -- an error, not a retry loop. */
-	if (res <= 0)
-		return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
-	uint64_t done = (uint64_t)res < io->left ? (uint64_t)res : io->left;
-	if (io->req.action == BLK_ACT_READ)
-		io->data_written += (uint32_t)done;
-	io->left -= done;
-	io->offset += done;
-	vq_iov_advance(&io->iov, &io->nr, done);
-	if (io->left == 0 || io->nr == 0)
-		return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
-	/* A short transfer: continue with the rest. */
-	if (!blk_submit_rw(blk, w, vreq))
-		blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+	blk_finish(w, vreq, x->left == 0 && !x->error ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
 }
 
 static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq, int res)
 {
 	struct blk_dev *blk = blk_of(vdev);
 	struct blk_io *io = vreq->priv;
+	if (io->syncing)
+		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
 	switch (io->req.action) {
 	case BLK_ACT_READ:
 	case BLK_ACT_WRITE:
@@ -217,6 +282,8 @@ static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq
 			return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 		return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
 	case BLK_ACT_WRITE_ZEROES:
+		if (io->zero_write)
+			return blk_complete_zeroes(blk, w, vreq, res);
 		if (res == -EOPNOTSUPP && !io->punch && !io->req.unmap) {
 			/* No ZERO_RANGE here: a punched hole reads back as zeroes too. */
 			io->punch = true;
@@ -224,6 +291,14 @@ static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq
 				blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 			return;
 		}
+		if (res == -EOPNOTSUPP) {
+			/* No way to zero a range at all: write the zeroes. */
+			if (!blk_submit_zeroes(blk, w, vreq))
+				blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+			return;
+		}
+		if (res >= 0 && blk->writethrough)
+			return blk_finish_durable(blk, w, vreq);
 		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
 	case BLK_ACT_FLUSH:
 		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
