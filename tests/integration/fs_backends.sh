@@ -32,6 +32,7 @@ fsb_teardown() {
 }
 it_on_exit fsb_teardown
 need() { why_not[$1]=$2; echo "# $1: $2"; }
+wanted() { [[ " ${names[*]} " == *" $1 "* ]]; } # (the sanitizer pass wants fewer)
 
 # Modules load on demand in the lab (tests/lab/modprobe); /dev/fuse appears only once fuse is loaded.
 modprobe -a loop ext4 fuse overlay 2>/dev/null
@@ -61,8 +62,9 @@ fi
 
 # FUSE: bindfs (libfuse 3), an implementation independent of ringvm's own FUSE server, over ext4 so
 # that O_DIRECT can reach a file system that has it.
-if [ -z "${SAN_PASS:-}" ] && [ -n "${dir[ext4]:-}" ] && mkdir "$M/ext4/fuse-src" &&
-	bindfs "$M/ext4/fuse-src" "$M/fuse"; then
+if ! wanted fuse; then
+	:
+elif [ -n "${dir[ext4]:-}" ] && mkdir "$M/ext4/fuse-src" && bindfs "$M/ext4/fuse-src" "$M/fuse"; then
 	undo+=("umount -l '$M/fuse'")
 	dir[fuse]=$M/fuse/share
 else
@@ -72,7 +74,9 @@ fi
 # overlayfs: the lower layer on 9p (short reads underneath), the upper one on ext4. The lower layer's
 # files are made before the mount (make_data below), as an image would be.
 ovl_lower=
-if [ -z "${SAN_PASS:-}" ] && [ -n "${dir[ext4]:-}" ]; then
+if ! wanted overlay; then
+	:
+elif [ -n "${dir[ext4]:-}" ]; then
 	ovl_lower=${p9:-$M/tmpfs}/ovl-lower
 	mkdir -p "$ovl_lower/share" "$M/ext4/ovl-upper" "$M/ext4/ovl-work"
 	dir[overlay]=$M/overlay/share
@@ -100,9 +104,11 @@ nfs_up() {
 	mount -t nfs -o vers=3,nolock,tcp "127.0.0.1:$exp" "$M/nfs" || return 1
 	undo+=("umount -l '$M/nfs'")
 }
-if [ -z "${SAN_PASS:-}" ] && [ -n "$in_lab" ] && [ -n "${dir[tmpfs]:-}" ] && nfs_up; then
+if ! wanted nfs; then
+	:
+elif [ -n "$in_lab" ] && [ -n "${dir[tmpfs]:-}" ] && nfs_up; then
 	dir[nfs]=$M/nfs/share
-elif [ -z "${SAN_PASS:-}" ]; then
+else
 	need nfs "no NFS server: ${in_lab:+it failed to start (rpcbind, rpc.mountd, rpc.nfsd from nfs-kernel-server)}${in_lab:-it is only started inside the KVM lab}"
 fi
 
