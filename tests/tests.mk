@@ -46,6 +46,8 @@ fuzz: fuzz-build
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
 DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+# fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
+DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
