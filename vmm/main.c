@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/cli.h"
 #include "vmm/cli_parse.h"
 #include "vmm/ringvm.h"
 
@@ -19,11 +20,13 @@ static void usage_main(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm serve fs|blk --socket PATH [OPTIONS]\n"
 		"       ringvm --help | --version\n"
 		"\n"
 		"ringvm boots a Linux guest on KVM, runs COMMAND in it and exits with its status.\n"
 		"Without COMMAND it gives an interactive shell on the guest's serial console.\n"
-		"`ringvm run --help` lists the options.\n");
+		"`ringvm serve` serves ringvm's virtio-fs or virtio-blk to another VMM over vhost-user.\n"
+		"`ringvm run --help` and `ringvm serve --help` list the options.\n");
 }
 
 static void usage_run(FILE *f)
@@ -63,8 +66,7 @@ static void usage_run(FILE *f)
 		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -250,5 +252,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);
 }
