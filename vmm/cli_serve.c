@@ -13,7 +13,7 @@ static void usage_serve(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm serve fs --socket PATH --shared-dir DIR [--queues N]\n"
-		"                       [--cache auto|always|never] [--readonly]\n"
+		"                       [--cache auto|always|never] [--readonly] [--allow-direct-io]\n"
 		"       ringvm serve blk --socket PATH --disk IMG[,readonly][,direct=on|off][,queues=N]\n"
 		"\n"
 		"Serve ringvm's virtio-fs (a directory) or virtio-blk (an image) to another VMM over\n"
@@ -30,6 +30,8 @@ static void usage_serve(FILE *f)
 		"                        num-request-queues)\n"
 		"  --cache MODE          fs: auto (default), always or never ('none' = never)\n"
 		"  --readonly            fs: every change fails with EROFS\n"
+		"  --allow-direct-io     fs: the guest's O_DIRECT opens are O_DIRECT on the host (default:\n"
+		"                        dropped; also -o allow_direct_io)\n"
 		"  --disk SPEC           blk: the image and its options, as ringvm run --disk\n"
 		"  -h, --help            this help\n"
 		"Accepted for virtiofsd compatibility and ignored (a note on stderr):\n"
@@ -57,7 +59,8 @@ static const char *parse_cache(const char *v)
 	return strcmp(v, "none") == 0 ? "never" : v;
 }
 
-/* virtiofsd (C)'s -o a=b,c,...: source= and cache= are understood, the rest noted and ignored. */
+/* virtiofsd (C)'s -o a=b,c,...: source=, cache= and allow_direct_io are understood, the rest noted
+   and ignored. */
 static void parse_o(char *list, struct ringvm_serve_config *cfg)
 {
 	for (char *save = NULL, *o = strtok_r(list, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
@@ -65,6 +68,8 @@ static void parse_o(char *list, struct ringvm_serve_config *cfg)
 			cfg->shared_dir = o + 7;
 		else if (!strncmp(o, "cache=", 6) && o[6])
 			cfg->cache = parse_cache(o + 6);
+		else if (!strcmp(o, "allow_direct_io"))
+			cfg->allow_direct_io = true;
 		else
 			fprintf(stderr, "ringvm: serve: -o %s ignored (virtiofsd option)\n", o);
 	}
@@ -77,6 +82,7 @@ enum {
 	OPT_QUEUES,
 	OPT_CACHE,
 	OPT_READONLY,
+	OPT_DIRECT_IO,
 	OPT_DISK,
 	OPT_IGNORED_VALUE, /* virtiofsd options with a value, accepted and ignored */
 	OPT_IGNORED_FLAG,  /* and without one */
@@ -92,6 +98,7 @@ int cmd_serve(int argc, char **argv)
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "readonly", no_argument, NULL, OPT_READONLY },
+		{ "allow-direct-io", no_argument, NULL, OPT_DIRECT_IO },
 		{ "disk", required_argument, NULL, OPT_DISK },
 		{ "thread-pool-size", required_argument, NULL, OPT_IGNORED_VALUE },
 		{ "sandbox", required_argument, NULL, OPT_IGNORED_VALUE },
@@ -127,7 +134,7 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:o:h", opts, &idx)) != -1) {
 		const char *name = c >= OPT_SOCKET ? opts[idx].name : "";
 		if ((c == OPT_SHARED_DIR || c == OPT_QUEUES || c == OPT_CACHE || c == OPT_READONLY ||
-		     c == 'o') && !fs)
+		     c == OPT_DIRECT_IO || c == 'o') && !fs)
 			die("serve blk: --%s is an option of serve fs", c == 'o' ? "o" : name);
 		if (c == OPT_DISK && fs)
 			die("serve fs: --disk is an option of serve blk");
@@ -149,6 +156,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case OPT_READONLY:
 			cfg.readonly = true;
+			break;
+		case OPT_DIRECT_IO:
+			cfg.allow_direct_io = true;
 			break;
 		case OPT_DISK:
 			cfg.disk = optarg;

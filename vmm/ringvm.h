@@ -100,6 +100,8 @@ struct ringvm_serve_config {
 	unsigned int queues;	/* request queues 1..16 (default 1) */
 	const char *cache;	/* "auto" (default), "always" or "never" */
 	bool readonly;
+	bool allow_direct_io;	/* a front-end's O_DIRECT opens are O_DIRECT on the host (default
+				   off: dropped, the host page cache serves; virtiofsd's option) */
 	/* virtio-blk: a --disk spec, PATH[,readonly][,direct=on|off][,queues=N][,id=S][,poll_us=N] */
 	const char *disk;
 	bool seccomp;	     /* confine the process once listening (default true; vmm/seccomp.c) */

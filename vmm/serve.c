@@ -65,6 +65,7 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system, not us. */
 	snprintf(fc->tag, sizeof(fc->tag), "ringvm");
 	fc->readonly = cfg->readonly;
+	fc->allow_direct_io = cfg->allow_direct_io;
 	/* ringvm run --share's defaults: no device nodes, no setuid bits, user.* xattrs. */
 	fc->dev = false;
 	fc->suid = false;

@@ -241,9 +241,7 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	 * only then, unless the guest asked O_EXCL itself, the existing name (fs_create_existing).
 	 * O_NONBLOCK keeps a lease from blocking the open; O_NOCTTY always.
 	 */
-	flags = (int)(in->flags & ~(uint32_t)(O_CREAT | O_EXCL | O_DIRECT | O_PATH | O_TMPFILE |
-					      O_DIRECTORY)) |
-		O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
+	flags = fs_open_host_flags(s, in->flags) | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	how.flags = (uint64_t)(unsigned int)flags | O_CREAT | O_EXCL | O_CLOEXEC;
 	how.mode = fs_policy_mode(s, S_IFREG, in->mode);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;

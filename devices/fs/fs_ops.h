@@ -2,6 +2,7 @@
 #ifndef RINGVM_FS_OPS_H
 #define RINGVM_FS_OPS_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -184,6 +185,21 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+
+/*
+ * The flags of a guest OPEN/CREATE that the host open may carry: never creation (CREATE's job, done
+ * its own way), O_PATH, O_TMPFILE, O_DIRECTORY or O_NOCTTY; O_DIRECT only where the share allows it
+ * (like virtiofsd's allow_direct_io: without it the guest's O_DIRECT is a guest page-cache matter and
+ * the host page cache serves the I/O). O_NONBLOCK is added by the callers for the open itself.
+ */
+static inline int fs_open_host_flags(const struct fs_server *s, uint32_t guest_flags)
+{
+	uint32_t drop = O_CREAT | O_EXCL | O_NOCTTY | O_PATH | O_TMPFILE | O_DIRECTORY;
+
+	if (!s->allow_direct_io)
+		drop |= O_DIRECT;
+	return (int)(guest_flags & ~drop);
+}
 
 /* Per-request credentials (fs_creds.c): act as the request's uid/gid when root. */
 __attribute__((warn_unused_result)) int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid);

@@ -145,6 +145,11 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 	else if (out.minor < 23)
 		size = FUSE_COMPAT_22_INIT_OUT_SIZE;
 
+	/* A second INIT starts a new session: the guest's driver started over while the device stayed
+	   up (a guest reboot a vhost-user front-end does not report as a reset). Nothing of the old
+	   session - nodeids, open handles - may outlive it. */
+	if (__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
+		fs_server_reset(s);
 	pthread_mutex_lock(&s->init_lock);
 	s->flags = want;
 	__atomic_store_n(&s->ctx.setxattr_ext, (want & FUSE_SETXATTR_EXT) ? 1 : 0, __ATOMIC_RELAXED);
