@@ -131,11 +131,6 @@ void vq_worker_fail_why(struct vq_worker *w, const char *why)
 	}
 }
 
-void vq_worker_fail(struct vq_worker *w)
-{
-	vq_worker_fail_why(w, "the device found a request it cannot answer");
-}
-
 void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written)
 {
 	if (!req->busy)

@@ -170,7 +170,4 @@ struct io_uring *vq_worker_ring(struct vq_worker *w);
  */
 void vq_worker_fail_why(struct vq_worker *w, const char *why);
 
-/* vq_worker_fail_why() with a generic reason, for devices that have no better one. */
-void vq_worker_fail(struct vq_worker *w);
-
 #endif
