@@ -607,7 +607,7 @@ static void test_dirs(void)
 	forget((uint64_t)d, 1);
 }
 
-/* Extended attributes of a symlink itself (trusted.* needs root), never of its target. */
+/* Extended attributes of a symlink itself (trusted.* needs root and xattr=all), never of its target. */
 static void test_xattr_symlink(void)
 {
 	struct fuse_getxattr_in gin = { .size = 64 };
@@ -621,6 +621,7 @@ static void test_xattr_symlink(void)
 		return;
 	}
 	TAP_CHECK(symlink("x", hp("xl")) == 0, "host: symlink xl -> x");
+	srv.xattr = FS_XATTR_ALL;
 	l = lookup(1, "xl");
 	memcpy(b, &in, FUSE_COMPAT_SETXATTR_IN_SIZE);
 	memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "trusted.l\0L", 11);
@@ -640,6 +641,7 @@ static void test_xattr_symlink(void)
 	TAP_CHECK(call_named(FUSE_REMOVEXATTR, (uint64_t)l, NULL, 0, "trusted.l", NULL) == 0 &&
 			  lgetxattr(hp("xl"), "trusted.l", v, sizeof(v)) < 0,
 		  "REMOVEXATTR on the symlink");
+	srv.xattr = FS_XATTR_USER;
 	forget((uint64_t)l, 1);
 }
 
@@ -806,6 +808,7 @@ static void test_creds(void)
 		  "host: setgid directory root:4321, mode 2770");
 	g = lookup(1, "grp");
 	cur_uid = cur_gid = 1234;
+	srv.allow_suid = true; /* setgid files are the point here: a share with ,suid */
 	TAP_CHECK(g > 0 && mkdir_((uint64_t)g, "sub", 0755) > 0 && stat(hp("grp/sub"), &st) == 0 &&
 			  st.st_uid == 1234 && st.st_gid == 4321,
 		  "1234 (in group 4321 in the guest): MKDIR in the group's 0770 dir, owned 1234:4321");
@@ -880,6 +883,7 @@ static void test_creds(void)
 	forget((uint64_t)g, 1);
 	forget((uint64_t)su, 1);
 	forget(sg, 1);
+	srv.allow_suid = false;
 }
 
 /* A POSIX ACL xattr (version 2) of n entries {tag, perm, id}. Returns its size. */
@@ -1053,8 +1057,18 @@ static void test_forget_bound(void)
 	}
 	forget(1, 100);
 	TAP_CHECK(getattr(1, &(struct fuse_attr){ 0 }) == 0, "FORGET never drops the root");
-	forget(12345678, 5);
-	TAP_CHECK(1, "FORGET of an unknown nodeid is ignored");
+	{
+		/* Unknown nodeids, one of them equal to a live one in its low 32 bits: nothing dies. */
+		int64_t n = lookup(1, "a");
+		size_t live = fsi_count(&srv.inodes);
+
+		forget(12345678, 5);
+		forget((uint64_t)n + (1ULL << 32), 5);
+		TAP_CHECK(n > 0 && fsi_count(&srv.inodes) == live &&
+				  getattr((uint64_t)n, &(struct fuse_attr){ 0 }) == 0,
+			  "FORGET of an unknown nodeid is ignored");
+		forget((uint64_t)n, 1);
+	}
 	{
 		struct fuse_init_in in = { .major = 7, .minor = 38 };
 		int64_t n = lookup(1, "a"), fh = open_((uint64_t)n, O_RDONLY);
@@ -1094,6 +1108,43 @@ static void test_forget_bound(void)
 		TAP_CHECK(lookup((uint64_t)d, "39") > 0, "after a FORGET there is room again");
 	}
 	fs_server_destroy(&srv);
+}
+
+/* A share's O_DIRECT policy reaches the host fd; a second INIT forgets the first session. */
+static void test_direct_io_and_reinit(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 38,
+				     .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
+	struct fsh_handle *h;
+	struct fuse_attr a;
+	int64_t fh, fh2, f;
+	uint64_t fid;
+	int fl = -1, fl2 = -1;
+
+	fh = create(1, "direct", O_RDWR | O_DIRECT, 0644, &fid);
+	h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
+	if (h) {
+		fl = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	TAP_CHECK(fl >= 0 && !(fl & O_DIRECT), "by default a guest O_DIRECT is dropped on the host");
+	srv.allow_direct_io = true;
+	f = lookup(1, "direct");
+	fh2 = f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1;
+	h = fh2 >= 0 ? fsh_get(&srv.handles, (uint64_t)fh2, false) : NULL;
+	if (h) {
+		fl2 = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	/* (a host file system without O_DIRECT refuses the open: that is the guest's answer then) */
+	TAP_CHECK((fl2 >= 0 && (fl2 & O_DIRECT)) || fh2 == -EINVAL,
+		  "allow_direct_io: the host fd is O_DIRECT too");
+	srv.allow_direct_io = false;
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0, "a second INIT is answered");
+	TAP_CHECK(getattr(fid, &a) == -ESTALE && read_(fid, (uint64_t)fh, 0, 1, (char[2]){ 0 }) ==
+							 -EBADF,
+		  "... and forgets the first session's nodeids and open files");
+	TAP_CHECK(lookup(1, "direct") > 0, "the new session looks names up afresh");
 }
 
 static void test_readonly(void)
@@ -1142,6 +1193,7 @@ int main(void)
 	test_dirs();
 	test_xattr_misc();
 	test_creds();
+	test_direct_io_and_reinit();
 	test_acl();
 	test_forget_bound();
 	test_readonly();

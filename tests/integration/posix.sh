@@ -38,7 +38,7 @@ if [ "${1:-}" = --host-fuse ]; then
 	label="host FUSE"
 	for m in $modes; do
 		mkdir -m 755 "$tmp/mnt"
-		${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$tmp/share-$m" "$tmp/mnt" 4 "$m" &
+		${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$tmp/share-$m" "$tmp/mnt" 4 "$m" dev suid xattr=all &
 		for _ in $(seq 50); do mountpoint -q "$tmp/mnt" && break; sleep 0.1; done
 		"$conform" "$tmp/mnt" "$tmp/other/x-$m" >"$tmp/other/transcript-$m" ||
 			echo "conform-failed: $m $?" >>"$tmp/out"
@@ -58,7 +58,10 @@ else
 	done
 	shares=()
 	for m in $modes; do
-		shares+=(--share "$tmp/share-$m:/mnt-$m,cache=$m")
+		# dev, suid and xattr=all: the program makes device nodes, setuid/setgid files and
+		# trusted.* attributes, which a share allows only where its user says so (the default
+		# refuses, strips and hides them).
+		shares+=(--share "$tmp/share-$m:/mnt-$m,cache=$m,dev,suid,xattr=all")
 		cmd="$cmd /mnt2/conform /mnt-$m /mnt2/x-$m >/mnt2/transcript-$m || echo conform-failed: $m \$?;"
 	done
 	# The binary from a share, not from the checkout through --root /: it must not depend on
