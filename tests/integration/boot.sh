@@ -69,45 +69,38 @@ if [ -z "${SAN_PASS:-}" ]; then
 		notok "panic=0 $(show)"
 fi
 
-# Interactive: a shell on the console, driven through a pty (script(1) gives ringvm a terminal).
-# interactive LINE...: type each line once the shell has answered the previous one.
+# Interactive: a shell on the console, driven through a pty (tests/pty-drive runs script(1)).
+# interactive LINE...: type each line once the shell has answered the previous one: the first after
+# the prompt ("/ # "), later ones after the previous line's marker, which the guest's shell computes
+# (the echo of the typed line never matches it). $rc is ringvm's status; $drive_err says what went
+# wrong when the session did not run to its end (the shell never answered, ringvm ended early).
 interactive() {
-	local fifo=$tmp/in out=$tmp/tty i=0 line
-	rm -f "$fifo" "$out"
-	mkfifo "$fifo"
-	timeout 150 script -qfec "$ringvm run" /dev/null <"$fifo" >"$out" 2>&1 &
-	local pid=$!
-	exec 9>"$fifo"
+	local i=0 line steps=()
 	for line in "$@"; do
-		# The first line waits for the prompt ("/ # "), later ones for the previous line's marker;
-		# the marker is computed by the guest's shell, so the echo of the typed line never matches.
-		for _ in $(seq 600); do
-			if [ "$i" = 0 ]; then grep -q ' # ' "$out" 2>/dev/null && break
-			else grep -q "mark-$i-done" "$out" 2>/dev/null && break; fi
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.5
-		done
+		if [ "$i" = 0 ]; then steps+=(' # '); else steps+=("mark-$i-done"); fi
 		i=$((i + 1))
-		printf '%s; echo mark-%d-d""one\r' "$line" "$i" >&9
+		steps+=("$(printf '%s; echo mark-%d-d""one\r' "$line" "$i")")
 	done
-	wait "$pid"
+	drive_err=$("$(dirname "$0")/../pty-drive" --timeout "${VM_TIMEOUT:-300}" "$tmp/tty" "$ringvm run" \
+		"${steps[@]}" 2>&1 >/dev/null)
 	rc=$?
-	exec 9>&-
 }
+# session_show: the session's failure, if any, and the end of what the terminal showed.
+session_show() { echo "(status $rc${drive_err:+; $drive_err}; tty: $(tail -c 400 "$tmp/tty" | tr -d '\r'))"; }
 interactive 'echo typed-$((6*7))' 'exit 5'
-if grep -q 'typed-42' "$tmp/tty" && [ "$rc" = 5 ]; then
+if [ -z "$drive_err" ] && grep -q 'typed-42' "$tmp/tty" && [ "$rc" = 5 ]; then
 	ok "interactive shell through a pty: input reaches the guest, output comes back, exit 5 ends ringvm with 5"
 else
-	notok "interactive shell (status $rc; tty: $(tail -c 600 "$tmp/tty" | tr -d '\r'))"
+	notok "interactive shell $(session_show)"
 fi
 
 if [ -z "${SAN_PASS:-}" ]; then
 	interactive 'poweroff -f'
-	[ "$rc" = 0 ] && ok "poweroff -f in the guest ends ringvm cleanly (0)" ||
-		notok "poweroff (status $rc; tty: $(tail -c 400 "$tmp/tty" | tr -d '\r'))"
+	[ -z "$drive_err" ] && [ "$rc" = 0 ] && ok "poweroff -f in the guest ends ringvm cleanly (0)" ||
+		notok "poweroff $(session_show)"
 	interactive 'reboot -f'
-	[ "$rc" = 0 ] && ok "reboot -f in the guest ends ringvm cleanly (0)" ||
-		notok "reboot (status $rc; tty: $(tail -c 400 "$tmp/tty" | tr -d '\r'))"
+	[ -z "$drive_err" ] && [ "$rc" = 0 ] && ok "reboot -f in the guest ends ringvm cleanly (0)" ||
+		notok "reboot $(session_show)"
 fi
 
 it_done
