@@ -1,6 +1,7 @@
 /* init.c: ringvm's PID 1: mount, load modules, run the ringvm.cmd= command, hand its status to the VMM. */
 #define _GNU_SOURCE
 #include "guest/cmdline.h"
+#include "guest/drain.h"
 #include "guest/fs.h"
 #include "guest/protocol.h"
 #include "guest/say.h"
@@ -28,7 +29,6 @@
 #define INIT_MAX_ARGS (INIT_CMDLINE_MAX / 2 + 2)
 /* Status for "PID 1 could not even start the command" (malformed parameter, failed mount, no /proc). */
 #define INIT_STATUS_BAD_REQUEST 125
-#define INIT_DRAIN_TIMEOUT_MS 3000
 
 static char *init_env[] = {
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -172,21 +172,36 @@ static int __attribute__((warn_unused_result)) init_console_mode(int fd, bool ra
 
 /*
  * Wait until the tty layer has handed every queued byte to the UART: the VMM stops the guest the
- * moment the status byte arrives, so anything still queued would be lost. Bounded, so a stuck UART
- * delays the exit but cannot hang it.
+ * moment the status byte arrives, so anything still queued would be lost. As long as bytes keep
+ * leaving, however slowly; a queue that stopped moving is given up on (guest/drain.h).
  */
 static void init_console_drain(int fd)
 {
-	const struct timespec tick = { 0, 1000000 };
+	const struct timespec tick = { 0, DRAIN_TICK_MS * 1000000L };
+	struct drain d;
+	enum drain_step step;
 
-	for (int ms = 0; ms < INIT_DRAIN_TIMEOUT_MS; ms++) {
+	drain_init(&d);
+	for (;;) {
 		int queued;
 
-		if (ioctl(fd, TIOCOUTQ, &queued) < 0 || queued <= 0)
-			return;
+		if (ioctl(fd, TIOCOUTQ, &queued) < 0)
+			queued = -1;
+		step = drain_sample(&d, queued);
+		if (step != DRAIN_WAIT)
+			break;
 		nanosleep(&tick, NULL);
 	}
-	say("console output still queued after %d ms", INIT_DRAIN_TIMEOUT_MS);
+	if (step == DRAIN_STUCK) {
+		/* Without blocking: this line would queue behind the bytes that do not move. */
+		int flags = fcntl(STDERR_FILENO, F_GETFL);
+
+		if (flags >= 0)
+			(void)fcntl(STDERR_FILENO, F_SETFL, flags | O_NONBLOCK);
+		say("console output stopped moving with %d bytes still queued; they are lost", d.low);
+		if (flags >= 0)
+			(void)fcntl(STDERR_FILENO, F_SETFL, flags);
+	}
 }
 
 /* Hand status to the VMM (guest/protocol.h); power off if nothing listens on the port. */
