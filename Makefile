@@ -2,7 +2,7 @@
 #
 #   make            build/ringvm, build/libringvm.a and the default guest (kernel + initramfs)
 #   make SAN=1      the same under AddressSanitizer + UBSan, in build/san/
-#   make test       every test (unit, sanitizer, fuzz, integration in the KVM lab); ends "N passed, N failed"
+#   make test       every test (unit, sanitizer, fuzz, integration in the KVM lab); ends "N passed, N failed, N skipped"
 #   make run        the README's demo: boot the default guest and run a command (CMD=...)
 #   make bench      every benchmark
 #   make V=1        show the commands

@@ -1,6 +1,10 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem seccomp
+UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer
+test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
+# Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
+test_short_io_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_short_io.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
@@ -64,3 +68,12 @@ bench-blk: all
 bench-fs: all lab
 	$(Q)tests/bench/peers/prepare.sh fs
 	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/fs.sh
+
+# Test tool: the fs server over the host's /dev/fuse (tests/integration/fs.sh --host-fuse, and the
+# integration tests' FUSE-backed shares), no VM.
+FS_HOST_MOUNT_SRCS := $(FS_CORE_SRCS) tests/support/host_fuse.c tests/support/fuse_host_mount.c
+$(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+ALL_TARGETS += $(B)/tests/fuse_host_mount

@@ -17,6 +17,7 @@
 
 #include "devices/blk/blk_req.h"
 #include "devices/virtio/virtio.h"
+#include "devices/virtio/xfer.h"
 
 #define BLK_QUEUE_SIZE 256
 /* Linux puts the header and the status in descriptors of their own: data gets the rest. */
@@ -37,10 +38,7 @@ struct blk_dev {
 /* Per-request state (vq_req.priv), on the queue's worker thread only. */
 struct blk_io {
 	struct blk_req req;
-	struct iovec *iov; /* remaining data, inside vq_req.io_iov */
-	unsigned int nr;
-	uint64_t offset;       /* file offset of iov[0] */
-	uint64_t left;	       /* bytes still to transfer */
+	struct xfer xfer;      /* READ/WRITE: the transfer, its buffers inside vq_req.io_iov */
 	uint32_t data_written; /* bytes put into the guest's writable buffers */
 	bool buffered;	       /* I/O goes through fd_buffered */
 	bool punch;	       /* WRITE_ZEROES fell back to PUNCH_HOLE */
@@ -68,13 +66,13 @@ static void blk_finish(struct vq_worker *w, struct vq_req *vreq, uint8_t status)
 	vq_worker_done(w, vreq, blk_req_status(&io->req, status, io->data_written));
 }
 
-static bool blk_aligned(const struct blk_dev *blk, const struct blk_io *io)
+static bool blk_aligned(const struct blk_dev *blk, const struct xfer *x)
 {
 	uint64_t mask = blk->dio_align - 1;
-	if ((io->offset | io->left) & mask)
+	if ((x->offset | x->left) & mask)
 		return false;
-	for (unsigned int i = 0; i < io->nr; i++)
-		if (((uintptr_t)io->iov[i].iov_base | io->iov[i].iov_len) & mask)
+	for (unsigned int i = 0; i < x->nr; i++)
+		if (((uintptr_t)x->iov[i].iov_base | x->iov[i].iov_len) & mask)
 			return false;
 	return true;
 }
@@ -87,10 +85,10 @@ static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_re
 	if (!sqe)
 		return false;
 	int fd = io->buffered ? blk->fd_buffered : blk->fd;
-	if (io->req.action == BLK_ACT_READ)
-		io_uring_prep_readv(sqe, fd, io->iov, io->nr, io->offset);
+	if (io->xfer.is_write)
+		io_uring_prep_writev(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	else
-		io_uring_prep_writev(sqe, fd, io->iov, io->nr, io->offset);
+		io_uring_prep_readv(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	return true;
 }
 
@@ -136,20 +134,20 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 			blk_finish(w, vreq, VIRTIO_BLK_S_OK);
 			return VQ_REQ_PENDING;
 		}
-		if (io->req.action == BLK_ACT_READ)
-			err = vq_writer_iov(&io->req.wr, io->req.len, vreq->io_iov,
-					    vreq->io_iov_cap, &io->nr);
-		else
+		unsigned int nr;
+		bool is_write = io->req.action == BLK_ACT_WRITE;
+		if (is_write)
 			err = vq_reader_iov(&io->req.rd, io->req.len, vreq->io_iov,
-					    vreq->io_iov_cap, &io->nr);
+					    vreq->io_iov_cap, &nr);
+		else
+			err = vq_writer_iov(&io->req.wr, io->req.len, vreq->io_iov,
+					    vreq->io_iov_cap, &nr);
 		if (err) {
 			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 			return VQ_REQ_PENDING;
 		}
-		io->iov = vreq->io_iov;
-		io->offset = io->req.offset;
-		io->left = io->req.len;
-		io->buffered = blk->fd != blk->fd_buffered && !blk_aligned(blk, io);
+		xfer_init(&io->xfer, is_write, vreq->io_iov, nr, io->req.offset, io->req.len);
+		io->buffered = blk->fd != blk->fd_buffered && !blk_aligned(blk, &io->xfer);
 		return blk_submit_rw(blk, w, vreq) ? VQ_REQ_PENDING : VQ_REQ_BUSY;
 	case BLK_ACT_FLUSH: {
 		struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
@@ -174,33 +172,29 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 	return VQ_REQ_PENDING;
 }
 
+/*
+ * A CQE of a READ/WRITE: continue a short transfer where it stopped (xfer.h). A block request
+ * succeeds whole or fails: the end of the image inside a request (the file shrank under us), an
+ * error after progress or a file that keeps answering EAGAIN all give IOERR.
+ */
 static void blk_complete_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq, int res)
 {
 	struct blk_io *io = vreq->priv;
+	struct xfer *x = &io->xfer;
 	if (res == -EINVAL && !io->buffered && blk->fd != blk->fd_buffered) {
 		/* O_DIRECT refused this shape after all: redo it through the page cache. */
 		io->buffered = true;
 		res = -EAGAIN;
 	}
-	if (res == -EAGAIN || res == -EINTR) {
+	enum xfer_step step = xfer_complete(x, res);
+	if (!x->is_write)
+		io->data_written = (uint32_t)x->done;
+	if (step == XFER_MORE) {
 		if (!blk_submit_rw(blk, w, vreq))
 			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 		return;
 	}
-	/* 0 bytes: the file shrank under us (EOF) -- an error, not a retry loop. */
-	if (res <= 0)
-		return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
-	uint64_t done = (uint64_t)res < io->left ? (uint64_t)res : io->left;
-	if (io->req.action == BLK_ACT_READ)
-		io->data_written += (uint32_t)done;
-	io->left -= done;
-	io->offset += done;
-	vq_iov_advance(&io->iov, &io->nr, done);
-	if (io->left == 0 || io->nr == 0)
-		return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
-	/* A short transfer: continue with the rest. */
-	if (!blk_submit_rw(blk, w, vreq))
-		blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+	blk_finish(w, vreq, x->left == 0 && !x->error ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
 }
 
 static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq, int res)

@@ -130,6 +130,15 @@ int fs_reopen(struct fs_server *s, const struct fsi_inode *ino, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+int fs_clear_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
 int fs_kill_priv(int fd)
 {
 	struct stat st;

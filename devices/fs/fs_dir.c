@@ -152,6 +152,11 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 	/* An empty reply means "end of directory", so one entry that cannot fit is an error. */
 	if (!err && full && o->len == start)
 		err = -EINVAL;
+	/* Like getdents(2) itself: entries already gathered are delivered (the stream stays
+	   positioned after them) and a failed read of the host directory is reported by the next
+	   call, which reads it again; dropping them would lose entries. */
+	if (err && o->len > start)
+		err = 0;
 out:
 	/* On error the entries taken from the buffer are not delivered: the next call must seek. */
 	if (err)

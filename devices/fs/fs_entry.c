@@ -203,7 +203,9 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		close(fd);
 		return -EACCES;
 	}
-	err = fs_lookup_entry(s, dir->fd, r->name, &eo, NULL);
+	err = fs_clear_nonblock(fd);
+	if (!err)
+		err = fs_lookup_entry(s, dir->fd, r->name, &eo, NULL);
 	if (err) {
 		close(fd);
 		return err;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
+#include "devices/virtio/xfer.h"
 
 /* Flags the guest may not pass to the host's open: creation is CREATE's job, O_DIRECT is a guest
    page-cache matter (cache=never gives direct I/O), O_PATH/O_TMPFILE are not file opens. */
@@ -27,12 +28,12 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 	fd = fs_reopen(s, ino, flags | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
-	if ((flags & O_TRUNC) && (r->in.open.open_flags & FUSE_OPEN_KILL_SUIDGID)) {
+	err = fs_clear_nonblock(fd);
+	if (!err && (flags & O_TRUNC) && (r->in.open.open_flags & FUSE_OPEN_KILL_SUIDGID))
 		err = fs_kill_priv(fd);
-		if (err) {
-			close(fd);
-			return err;
-		}
+	if (err) {
+		close(fd);
+		return err;
 	}
 	err = fsh_add(&s->handles, fd, false, &oo.fh);
 	if (err)
@@ -196,24 +197,32 @@ void fs_io_end(struct fs_server *s, struct fsh_handle *h)
 	fsh_put(&s->handles, h);
 }
 
+/*
+ * The synchronous READ/WRITE (fs_dispatch's callers that gather the bytes themselves, e.g. the
+ * host FUSE mount): short transfers are continued like the device's (xfer.h), so a READ reply is
+ * short only at end of file and an error after progress is the error.
+ */
 int fs_op_read(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
 {
 	struct fsh_handle *h;
+	struct iovec iov;
+	struct xfer x;
 	size_t want = r->in.read.size;
-	ssize_t n;
-	void *p;
 	int err = fs_io_begin(s, r, &h);
 
 	if (err)
 		return err;
 	if (want > o->cap - o->len)
 		want = o->cap - o->len;
-	p = fs_out_reserve(o, want);
-	n = pread(h->fd, p, want, (off_t)r->in.read.offset);
+	iov.iov_base = fs_out_reserve(o, want);
+	iov.iov_len = want;
+	xfer_init(&x, false, &iov, 1, r->in.read.offset, want);
+	while (want && xfer_sync(&x, h->fd) == XFER_MORE) {
+	}
 	fs_io_end(s, h);
-	if (n < 0)
-		return -errno;
-	o->len -= want - (size_t)n;
+	if (x.error)
+		return x.error;
+	o->len -= want - (size_t)x.done;
 	return 0;
 }
 
@@ -222,7 +231,8 @@ int fs_op_write(struct fs_server *s, const struct fuse_req *r, const void *reqbu
 {
 	struct fuse_write_out out = { 0 };
 	struct fsh_handle *h;
-	ssize_t n;
+	struct iovec iov;
+	struct xfer x;
 	int err;
 
 	if (have < r->write_off + r->in.write.size)
@@ -230,11 +240,16 @@ int fs_op_write(struct fs_server *s, const struct fuse_req *r, const void *reqbu
 	err = fs_io_begin(s, r, &h);
 	if (err)
 		return err;
-	n = pwrite(h->fd, (const char *)reqbuf + r->write_off, r->in.write.size,
-		   (off_t)r->in.write.offset);
+	/* pwritev2 only reads it; struct iovec has no const. */
+	iov.iov_base = (void *)(uintptr_t)((const char *)reqbuf + r->write_off);
+	iov.iov_len = r->in.write.size;
+	xfer_init(&x, true, &iov, 1, r->in.write.offset, r->in.write.size);
+	while (r->in.write.size && xfer_sync(&x, h->fd) == XFER_MORE) {
+	}
 	fs_io_end(s, h);
-	if (n < 0)
-		return -errno;
-	out.size = (uint32_t)n;
+	/* Like write(2): the bytes that landed, or the error when none did. */
+	if (x.error && x.done == 0)
+		return x.error;
+	out.size = (uint32_t)x.done;
 	return fs_out_put(o, &out, sizeof(out));
 }

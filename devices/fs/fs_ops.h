@@ -82,6 +82,13 @@ __attribute__((warn_unused_result)) int fs_lookup_entry(struct fs_server *s, int
 __attribute__((warn_unused_result)) int fs_reopen(struct fs_server *s, const struct fsi_inode *ino,
 						  int flags);
 
+/*
+ * Opens of regular files use O_NONBLOCK so that a lease or a file that turns out to be a FIFO
+ * cannot block the worker in open(); I/O must not inherit it: io_uring then answers EAGAIN instead
+ * of waiting on file systems that cannot do non-blocking I/O (9p, NFS, FUSE). Clear it on fd.
+ */
+__attribute__((warn_unused_result)) int fs_clear_nonblock(int fd);
+
 /* Clear setuid, setgid (if group-executable) and security.capability, as the kernel does on a
    write/truncate by someone without CAP_FSETID (FUSE_HANDLE_KILLPRIV_V2). fd: a real open fd. */
 __attribute__((warn_unused_result)) int fs_kill_priv(int fd);

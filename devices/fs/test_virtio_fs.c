@@ -18,6 +18,8 @@
 #include "devices/virtio/fake_ring.h"
 #include "devices/virtio/fake_vm.h"
 #include "devices/virtio/mmio.h"
+#include "tests/support/fuse_req.h"
+#include "tests/support/mmio_driver.h"
 #include "tests/unit/tap.h"
 
 #define NQ 3 /* hiprio + 2 request queues */
@@ -25,143 +27,12 @@
 #define RAM (16u << 20)
 
 static struct vm *vm;
-static uint64_t base;
-static uint32_t gsi;
-static struct fake_ring rings[NQ];
+static struct mmio_driver drv;
 static char dir[64];
-
-static uint32_t rd32(uint64_t off)
-{
-	return fake_vm_read32(vm, base + off);
-}
-
-static void wr32(uint64_t off, uint32_t v)
-{
-	fake_vm_write32(vm, base + off, v);
-}
 
 static int bring_up(void)
 {
-	const struct fake_vm_mmio *m;
-	const struct fake_vm_irqfd *irq;
-	unsigned int q;
-
-	if (fake_vm_mmios(vm, &m) != 1 || fake_vm_irqfds(vm, &irq) != 1)
-		return -1;
-	base = m[0].base;
-	gsi = irq[0].gsi;
-	if (rd32(VIRTIO_MMIO_MAGIC_VALUE) != 0x74726976 || rd32(VIRTIO_MMIO_DEVICE_ID) != 26)
-		return -2;
-	wr32(VIRTIO_MMIO_STATUS, 0);
-	wr32(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	wr32(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
-	wr32(VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32));
-	wr32(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
-	wr32(VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_RING_F_INDIRECT_DESC);
-	wr32(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-					 VIRTIO_CONFIG_S_FEATURES_OK);
-	if (!(rd32(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK))
-		return -3;
-	for (q = 0; q < NQ; q++) {
-		/* Rings low in RAM, highest queue first; data comes from queue 0's heap above all. */
-		struct fake_ring *r = &rings[q];
-		struct vq_layout l;
-
-		fake_ring_init(r, fake_vm_ram(vm), RAM, QSIZE, 0x10000 * (uint64_t)(NQ - q));
-		l = fake_ring_layout(r);
-		wr32(VIRTIO_MMIO_QUEUE_SEL, q);
-		if (rd32(VIRTIO_MMIO_QUEUE_NUM_MAX) < QSIZE)
-			return -4;
-		wr32(VIRTIO_MMIO_QUEUE_NUM, QSIZE);
-		wr32(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)l.desc_gpa);
-		wr32(VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(l.desc_gpa >> 32));
-		wr32(VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)l.avail_gpa);
-		wr32(VIRTIO_MMIO_QUEUE_AVAIL_HIGH, (uint32_t)(l.avail_gpa >> 32));
-		wr32(VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)l.used_gpa);
-		wr32(VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)(l.used_gpa >> 32));
-		wr32(VIRTIO_MMIO_QUEUE_READY, 1);
-	}
-	wr32(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-					 VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
-	if (rd32(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET)
-		return -5;
-	return 0;
-}
-
-/* Wait for the next used element of queue q (2 s at most). */
-static bool wait_used(unsigned int q, uint32_t *id, uint32_t *len)
-{
-	int i;
-
-	for (i = 0; i < 4000; i++) {
-		if (fake_ring_used(&rings[q], id, len))
-			return true;
-		usleep(500);
-	}
-	return false;
-}
-
-/*
- * Send req (split into readable descriptors at the offsets in rsplit, 0-terminated) with `wcap`
- * bytes of writable buffer (split at wsplit), wait for completion. Returns the used length, or -1
- * on timeout; the reply is copied to out.
- */
-static int64_t roundtrip(unsigned int q, const void *req, uint32_t len, const uint32_t *rsplit,
-			 uint32_t wcap, const uint32_t *wsplit, void *out)
-{
-	struct fake_buf bufs[16];
-	unsigned int n = 0, i;
-	uint32_t prev = 0, id, used;
-	uint64_t wgpa = 0;
-
-	for (i = 0; rsplit && rsplit[i]; i++) {
-		bufs[n].gpa = fake_ring_alloc(&rings[0], rsplit[i] - prev);
-		bufs[n].len = rsplit[i] - prev;
-		bufs[n].writable = false;
-		memcpy(fake_ring_host(&rings[0], bufs[n].gpa), (const char *)req + prev, bufs[n].len);
-		prev = rsplit[i];
-		n++;
-	}
-	if (len > prev) {
-		bufs[n].gpa = fake_ring_alloc(&rings[0], len - prev);
-		bufs[n].len = len - prev;
-		bufs[n].writable = false;
-		memcpy(fake_ring_host(&rings[0], bufs[n].gpa), (const char *)req + prev, bufs[n].len);
-		n++;
-	}
-	if (wcap) {
-		wgpa = fake_ring_alloc(&rings[0], wcap);
-		prev = 0;
-		for (i = 0; wsplit && wsplit[i]; i++) {
-			bufs[n++] = (struct fake_buf){ wgpa + prev, wsplit[i] - prev, true };
-			prev = wsplit[i];
-		}
-		bufs[n++] = (struct fake_buf){ wgpa + prev, wcap - prev, true };
-	}
-	fake_ring_publish(&rings[q], fake_ring_add_chain(&rings[q], bufs, n));
-	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, q);
-	if (!wait_used(q, &id, &used))
-		return -1;
-	if (wcap && out)
-		memcpy(out, fake_ring_host(&rings[0], wgpa), wcap);
-	return used;
-}
-
-/* A FUSE request: header + body, returns its length. */
-static uint32_t mkreq(void *buf, uint32_t op, uint64_t nodeid, const void *body, uint32_t blen)
-{
-	struct fuse_in_header h = { .len = (uint32_t)sizeof(h) + blen, .opcode = op,
-				    .unique = op * 100 + 1, .nodeid = nodeid };
-
-	memcpy(buf, &h, sizeof(h));
-	if (blen)
-		memcpy((char *)buf + sizeof(h), body, blen);
-	return h.len;
-}
-
-static int reply_error(const void *rep)
-{
-	return ((const struct fuse_out_header *)rep)->error;
+	return md_bring_up(&drv, vm, NQ, QSIZE, 0);
 }
 
 static void test_flow(void)
@@ -176,12 +47,12 @@ static void test_flow(void)
 		struct fuse_init_in in = { .major = 7, .minor = 38, .max_readahead = 131072,
 					   .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
 
-		len = mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
-		used = roundtrip(1, req, len, NULL, 4096, NULL, rep);
+		len = fuse_mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
+		used = md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep);
 		TAP_CHECK(used == sizeof(struct fuse_out_header) + sizeof(struct fuse_init_out) &&
 				  oh->error == 0 && oh->unique == FUSE_INIT * 100 + 1,
 			  "INIT over request queue 1");
-		TAP_CHECK(fake_vm_wait_irq(vm, gsi, 1000) > 0, "the queue interrupt fired");
+		TAP_CHECK(fake_vm_wait_irq(vm, drv.gsi, 1000) > 0, "the queue interrupt fired");
 	}
 	{
 		struct fuse_create_in in = { .flags = O_RDWR, .mode = 0644 };
@@ -189,8 +60,8 @@ static void test_flow(void)
 
 		memcpy(b, &in, sizeof(in));
 		memcpy(b + sizeof(in), "hello.txt", 10);
-		len = mkreq(req, FUSE_CREATE, 1, b, sizeof(in) + 10);
-		used = roundtrip(2, req, len, NULL, 4096, NULL, rep);
+		len = fuse_mkreq(req, FUSE_CREATE, 1, b, sizeof(in) + 10);
+		used = md_roundtrip(&drv, 2, req, len, NULL, 4096, NULL, rep);
 		TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_entry_out) +
 					  sizeof(struct fuse_open_out) &&
 				  oh->error == 0,
@@ -209,8 +80,8 @@ static void test_flow(void)
 		memcpy(b, &in, sizeof(in));
 		for (int i = 0; i < 3000; i++)
 			b[sizeof(in) + i] = (unsigned char)('a' + i % 26);
-		len = mkreq(req, FUSE_WRITE, nodeid, b, sizeof(in) + 3000);
-		used = roundtrip(1, req, len, split, 64, NULL, rep);
+		len = fuse_mkreq(req, FUSE_WRITE, nodeid, b, sizeof(in) + 3000);
+		used = md_roundtrip(&drv, 1, req, len, split, 64, NULL, rep);
 		TAP_CHECK(used == sizeof(*oh) + sizeof(struct fuse_write_out) && oh->error == 0 &&
 				  ((struct fuse_write_out *)(rep + sizeof(*oh)))->size == 3000,
 			  "WRITE 3000 bytes from three descriptors");
@@ -227,77 +98,77 @@ static void test_flow(void)
 		struct fuse_read_in in = { .fh = fh, .offset = 100, .size = 2000 };
 		uint32_t wsplit[] = { 16, 16 + 700, 0 };
 
-		len = mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
-		used = roundtrip(2, req, len, NULL, 16 + 2000, wsplit, rep);
+		len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 2, req, len, NULL, 16 + 2000, wsplit, rep);
 		TAP_CHECK(used == 16 + 2000 && oh->error == 0 && oh->len == 16 + 2000 &&
 				  rep[16] == 'a' + 100 % 26 && rep[16 + 1999] == 'a' + 2099 % 26,
 			  "READ 2000 bytes straight into two guest buffers");
 		in.offset = 2900;
-		len = mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
-		used = roundtrip(2, req, len, NULL, 16 + 2000, NULL, rep);
+		len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 2, req, len, NULL, 16 + 2000, NULL, rep);
 		TAP_CHECK(used == 16 + 100 && oh->len == 16 + 100, "READ across EOF is short");
-		len = mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
-		used = roundtrip(2, req, len, NULL, 8, NULL, rep);
+		len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 2, req, len, NULL, 8, NULL, rep);
 		TAP_CHECK(used == 0, "READ with no room for a header completes with 0 bytes");
 		in.fh = fh + 12345;
-		len = mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
-		used = roundtrip(1, req, len, NULL, 4096, NULL, rep);
-		TAP_CHECK(used == 16 && reply_error(rep) == -EBADF, "READ with a bad fh -> EBADF");
+		len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep);
+		TAP_CHECK(used == 16 && fuse_reply_error(rep) == -EBADF, "READ with a bad fh -> EBADF");
 	}
 	{
 		struct fuse_fsync_in in = { .fh = fh };
 
-		len = mkreq(req, FUSE_FSYNC, nodeid, &in, sizeof(in));
-		used = roundtrip(1, req, len, NULL, 64, NULL, rep);
-		TAP_CHECK(used == 16 && reply_error(rep) == 0, "FSYNC through io_uring");
+		len = fuse_mkreq(req, FUSE_FSYNC, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 1, req, len, NULL, 64, NULL, rep);
+		TAP_CHECK(used == 16 && fuse_reply_error(rep) == 0, "FSYNC through io_uring");
 	}
 	{
 		struct fuse_release_in in = { .fh = fh };
 
-		len = mkreq(req, FUSE_RELEASE, nodeid, &in, sizeof(in));
-		used = roundtrip(1, req, len, NULL, 64, NULL, rep);
-		TAP_CHECK(used == 16 && reply_error(rep) == 0, "RELEASE");
+		len = fuse_mkreq(req, FUSE_RELEASE, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 1, req, len, NULL, 64, NULL, rep);
+		TAP_CHECK(used == 16 && fuse_reply_error(rep) == 0, "RELEASE");
 	}
 	{
 		struct fuse_forget_in in = { .nlookup = 1 };
 
-		len = mkreq(req, FUSE_FORGET, nodeid, &in, sizeof(in));
-		used = roundtrip(0, req, len, NULL, 0, NULL, NULL);
+		len = fuse_mkreq(req, FUSE_FORGET, nodeid, &in, sizeof(in));
+		used = md_roundtrip(&drv, 0, req, len, NULL, 0, NULL, NULL);
 		TAP_CHECK(used == 0, "FORGET on the hiprio queue: completed, no reply");
 	}
 	{
-		len = mkreq(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
+		len = fuse_mkreq(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
 			    sizeof(struct fuse_getattr_in));
-		used = roundtrip(1, req, len, NULL, 4096, NULL, rep);
-		TAP_CHECK(used == 16 && reply_error(rep) == -ESTALE, "forgotten nodeid -> ESTALE");
+		used = md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep);
+		TAP_CHECK(used == 16 && fuse_reply_error(rep) == -ESTALE, "forgotten nodeid -> ESTALE");
 	}
 	/* Hostile shapes. */
-	len = mkreq(req, FUSE_STATFS, 1, NULL, 0);
+	len = fuse_mkreq(req, FUSE_STATFS, 1, NULL, 0);
 	((struct fuse_in_header *)req)->len = 9999;
-	used = roundtrip(1, req, len, NULL, 4096, NULL, rep);
-	TAP_CHECK(used == 16 && reply_error(rep) == -EINVAL, "hdr.len that lies -> EINVAL reply");
-	used = roundtrip(1, req, 20, NULL, 4096, NULL, rep);
+	used = md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep);
+	TAP_CHECK(used == 16 && fuse_reply_error(rep) == -EINVAL, "hdr.len that lies -> EINVAL reply");
+	used = md_roundtrip(&drv, 1, req, 20, NULL, 4096, NULL, rep);
 	TAP_CHECK(used == 0, "a request shorter than a header completes with 0 bytes");
-	len = mkreq(req, 4242, 1, NULL, 0);
-	used = roundtrip(2, req, len, NULL, 4096, NULL, rep);
-	TAP_CHECK(used == 16 && reply_error(rep) == -ENOSYS, "unknown opcode -> ENOSYS");
-	len = mkreq(req, FUSE_LOOKUP, 1, "../etc", 7);
-	used = roundtrip(2, req, len, NULL, 4096, NULL, rep);
-	TAP_CHECK(used == 16 && reply_error(rep) == -EINVAL, "LOOKUP '../etc' -> EINVAL");
+	len = fuse_mkreq(req, 4242, 1, NULL, 0);
+	used = md_roundtrip(&drv, 2, req, len, NULL, 4096, NULL, rep);
+	TAP_CHECK(used == 16 && fuse_reply_error(rep) == -ENOSYS, "unknown opcode -> ENOSYS");
+	len = fuse_mkreq(req, FUSE_LOOKUP, 1, "../etc", 7);
+	used = md_roundtrip(&drv, 2, req, len, NULL, 4096, NULL, rep);
+	TAP_CHECK(used == 16 && fuse_reply_error(rep) == -EINVAL, "LOOKUP '../etc' -> EINVAL");
 	{
 		struct fuse_write_in in = { .fh = 1, .offset = 0, .size = 100 };
 
-		len = mkreq(req, FUSE_WRITE, 1, &in, sizeof(in));
+		len = fuse_mkreq(req, FUSE_WRITE, 1, &in, sizeof(in));
 		((struct fuse_in_header *)req)->len = len + 100;
-		used = roundtrip(1, req, len, NULL, 64, NULL, rep);
-		TAP_CHECK(used == 16 && reply_error(rep) == -EINVAL,
+		used = md_roundtrip(&drv, 1, req, len, NULL, 64, NULL, rep);
+		TAP_CHECK(used == 16 && fuse_reply_error(rep) == -EINVAL,
 			  "WRITE whose size exceeds the payload -> EINVAL, nothing written");
 	}
-	len = mkreq(req, FUSE_STATFS, 1, NULL, 0);
-	used = roundtrip(2, req, len, NULL, 4096, NULL, rep);
-	TAP_CHECK(used == 16 + sizeof(struct fuse_statfs_out) && reply_error(rep) == 0,
+	len = fuse_mkreq(req, FUSE_STATFS, 1, NULL, 0);
+	used = md_roundtrip(&drv, 2, req, len, NULL, 4096, NULL, rep);
+	TAP_CHECK(used == 16 + sizeof(struct fuse_statfs_out) && fuse_reply_error(rep) == 0,
 		  "the device still serves after bad requests");
-	TAP_CHECK(!(rd32(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET),
+	TAP_CHECK(!(md_rd32(&drv, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET),
 		  "no NEEDS_RESET for bad FUSE requests");
 }
 
@@ -317,56 +188,56 @@ static void test_parallel_and_big(void)
 
 		memcpy(b, &in, sizeof(in));
 		memcpy(b + sizeof(in), "big", 4);
-		len = mkreq(req, FUSE_CREATE, 1, b, sizeof(in) + 4);
-		if (roundtrip(1, req, len, NULL, 4096, NULL, rep) <= 0)
+		len = fuse_mkreq(req, FUSE_CREATE, 1, b, sizeof(in) + 4);
+		if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 0)
 			return;
 		nodeid = ((struct fuse_entry_out *)(rep + 16))->nodeid;
 		fh = ((struct fuse_open_out *)(rep + 16 + sizeof(struct fuse_entry_out)))->fh;
 	}
 	{
 		struct fuse_write_in in = { .fh = fh, .offset = 0, .size = 1u << 20 };
-		uint64_t hgpa = fake_ring_alloc(&rings[0], 40 + sizeof(in));
-		uint64_t data = fake_ring_alloc(&rings[0], 1u << 20);
-		uint64_t rgpa = fake_ring_alloc(&rings[0], 32);
-		unsigned char *d = fake_ring_host(&rings[0], data);
+		uint64_t hgpa = md_alloc(&drv, 40 + sizeof(in));
+		uint64_t data = md_alloc(&drv, 1u << 20);
+		uint64_t rgpa = md_alloc(&drv, 32);
+		unsigned char *d = md_host(&drv, data);
 
-		len = mkreq(req, FUSE_WRITE, nodeid, &in, sizeof(in));
+		len = fuse_mkreq(req, FUSE_WRITE, nodeid, &in, sizeof(in));
 		((struct fuse_in_header *)req)->len = len + (1u << 20);
-		memcpy(fake_ring_host(&rings[0], hgpa), req, len);
+		memcpy(md_host(&drv, hgpa), req, len);
 		for (i = 0; i < (1 << 20); i++)
 			d[i] = (unsigned char)(i * 7);
 		bufs[0] = (struct fake_buf){ hgpa, len, false };
 		for (i = 0; i < 256; i++)
 			bufs[1 + i] = (struct fake_buf){ data + (uint64_t)i * 4096, 4096, false };
 		bufs[257] = (struct fake_buf){ rgpa, 32, true };
-		fake_ring_publish(&rings[1], fake_ring_add_indirect(&rings[1], bufs, 258));
-		fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 1);
-		if (!wait_used(1, &id, &used))
+		fake_ring_publish(&drv.rings[1], fake_ring_add_indirect(&drv.rings[1], bufs, 258));
+		fake_vm_kick(vm, drv.base + VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+		if (!md_wait_used(&drv, 1, &id, &used))
 			used = 0;
 		TAP_CHECK(used == 24 &&
-				  ((struct fuse_write_out *)((char *)fake_ring_host(&rings[0], rgpa) + 16))
+				  ((struct fuse_write_out *)((char *)md_host(&drv, rgpa) + 16))
 						  ->size == (1u << 20),
 			  "1 MiB WRITE from 256 page descriptors (indirect table)");
 	}
 	for (i = 0; i < 8; i++) {
 		struct fuse_read_in in = { .fh = fh, .offset = (uint64_t)i * 65536, .size = 65536 };
-		uint64_t rg = fake_ring_alloc(&rings[0], 64);
+		uint64_t rg = md_alloc(&drv, 64);
 
-		wgpa[i] = fake_ring_alloc(&rings[0], 16 + 65536);
-		len = mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
-		memcpy(fake_ring_host(&rings[0], rg), req, len);
+		wgpa[i] = md_alloc(&drv, 16 + 65536);
+		len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
+		memcpy(md_host(&drv, rg), req, len);
 		bufs[0] = (struct fake_buf){ rg, len, false };
 		bufs[1] = (struct fake_buf){ wgpa[i], 16 + 65536, true };
-		fake_ring_publish(&rings[2], fake_ring_add_chain(&rings[2], bufs, 2));
+		fake_ring_publish(&drv.rings[2], fake_ring_add_chain(&drv.rings[2], bufs, 2));
 	}
-	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 2);
-	while (done < 8 && wait_used(2, &id, &used)) {
+	fake_vm_kick(vm, drv.base + VIRTIO_MMIO_QUEUE_NOTIFY, 2);
+	while (done < 8 && md_wait_used(&drv, 2, &id, &used)) {
 		done++;
 		if (used == 16 + 65536)
 			good++;
 	}
 	for (i = 0; i < 8; i++) {
-		const unsigned char *p = fake_ring_host(&rings[0], wgpa[i]);
+		const unsigned char *p = md_host(&drv, wgpa[i]);
 
 		memcpy(&oh, p, sizeof(oh));
 		if (oh.error || p[16 + 100] != (unsigned char)((i * 65536 + 100) * 7))
@@ -445,30 +316,30 @@ int main(void)
 		  "the test attaches it on virtio-mmio");
 	TAP_CHECK(bring_up() == 0, "driver brought the device up (3 queues)");
 	for (i = 0; i < 36; i += 4) {
-		uint32_t v = rd32(VIRTIO_MMIO_CONFIG + i);
+		uint32_t v = md_rd32(&drv, VIRTIO_MMIO_CONFIG + i);
 
 		memcpy(tag + i, &v, 4);
 	}
-	TAP_CHECK(!strcmp(tag, "myfs") && rd32(VIRTIO_MMIO_CONFIG + 36) == 2,
+	TAP_CHECK(!strcmp(tag, "myfs") && md_rd32(&drv, VIRTIO_MMIO_CONFIG + 36) == 2,
 		  "config: tag and num_request_queues");
 	test_flow();
 	test_parallel_and_big();
-	wr32(VIRTIO_MMIO_STATUS, 0);
+	md_wr32(&drv, VIRTIO_MMIO_STATUS, 0);
 	TAP_CHECK(bring_up() == 0, "reset and a second bring-up");
 	{
 		unsigned char req[128], rep[4096];
 		struct fuse_init_in in = { .major = 7, .minor = 38 };
-		uint32_t len = mkreq(req, FUSE_GETATTR, 1, (struct fuse_getattr_in[1]){ { 0 } },
+		uint32_t len = fuse_mkreq(req, FUSE_GETATTR, 1, (struct fuse_getattr_in[1]){ { 0 } },
 				     sizeof(struct fuse_getattr_in));
 
-		TAP_CHECK(roundtrip(1, req, len, NULL, 4096, NULL, rep) == 16 &&
-				  reply_error(rep) == -EIO,
+		TAP_CHECK(md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) == 16 &&
+				  fuse_reply_error(rep) == -EIO,
 			  "after a reset the session is gone (EIO before INIT)");
-		len = mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
-		TAP_CHECK(roundtrip(2, req, len, NULL, 4096, NULL, rep) > 16 && reply_error(rep) == 0,
+		len = fuse_mkreq(req, FUSE_INIT, 0, &in, sizeof(in));
+		TAP_CHECK(md_roundtrip(&drv, 2, req, len, NULL, 4096, NULL, rep) > 16 && fuse_reply_error(rep) == 0,
 			  "INIT again after the reset");
 	}
-	wr32(VIRTIO_MMIO_STATUS, 0);
+	md_wr32(&drv, VIRTIO_MMIO_STATUS, 0);
 	/* The transport first (its workers drain), then the device's backend. */
 	virtio_mmio_destroy(mmio);
 	TAP_CHECK(!vdev->transport, "transport destroyed: the device is detached");

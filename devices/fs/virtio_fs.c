@@ -13,6 +13,7 @@
 #include <linux/virtio_ids.h>
 
 #include "devices/virtio/virtio.h"
+#include "devices/virtio/xfer.h"
 
 /*
  * Queues (virtio 1.2 5.11.2): vq0 is the hiprio queue (FORGET, BATCH_FORGET, INTERRUPT), vq1..N the
@@ -53,11 +54,7 @@ struct fs_io {
 	uint64_t unique;
 	uint32_t opcode;
 	struct fsh_handle *h;
-	struct iovec *iov;   /* the rest of the data, inside vq_req.io_iov */
-	unsigned int nr;
-	uint64_t offset;     /* file offset of iov[0] */
-	uint64_t left;       /* bytes still to transfer */
-	uint64_t done;       /* bytes transferred */
+	struct xfer xfer;    /* READ/WRITE: the transfer, its buffers inside vq_req.io_iov */
 	struct vq_writer wr; /* positioned at the reply header */
 };
 
@@ -100,14 +97,19 @@ static bool fs_submit_rw(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 
 	if (!sqe)
 		return false;
-	if (io->opcode == FUSE_READ)
-		io_uring_prep_readv(sqe, io->h->fd, io->iov, io->nr, io->offset);
+	if (io->xfer.is_write)
+		io_uring_prep_writev(sqe, io->h->fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	else
-		io_uring_prep_writev(sqe, io->h->fd, io->iov, io->nr, io->offset);
+		io_uring_prep_readv(sqe, io->h->fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	return true;
 }
 
-/* Finish a READ/WRITE/FSYNC: reply and drop the handle. */
+/*
+ * Finish a READ/WRITE/FSYNC: reply and drop the handle. A WRITE that failed after some bytes landed
+ * reports those bytes, as write(2) does (the guest's next write sees the error). A READ cannot: a
+ * short READ reply means end of file to the guest, which would then shrink the file in its page
+ * cache, so an error after progress is reported as the error.
+ */
 static void fs_io_finish(struct virtio_fs *fs, struct vq_worker *w, struct vq_req *vreq, int err)
 {
 	struct fs_io *io = vreq->priv;
@@ -116,15 +118,13 @@ static void fs_io_finish(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 
 	fs_io_end(&fs->srv, io->h);
 	io->h = NULL;
-	/* A transfer that failed after some bytes reports those bytes: a partial write is never
-	   reported complete, and the guest sees what did land. */
-	if (err && io->done == 0) {
+	if (err && (io->opcode != FUSE_WRITE || io->xfer.done == 0)) {
 		fs_finish_error(w, vreq, &io->wr, io->unique, err);
 		return;
 	}
 	if (io->opcode == FUSE_READ) {
 		/* The data is already in place after the header slot. */
-		h.len = (uint32_t)(sizeof(h) + io->done);
+		h.len = (uint32_t)(sizeof(h) + io->xfer.done);
 		if (vq_writer_write(&io->wr, &h, sizeof(h)) == 0)
 			written = h.len;
 	} else if (io->opcode == FUSE_WRITE) {
@@ -132,7 +132,7 @@ static void fs_io_finish(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 			struct fuse_out_header h;
 			struct fuse_write_out wo;
 		} rep = { .h = { .len = sizeof(rep), .unique = io->unique },
-			  .wo = { .size = (uint32_t)io->done } };
+			  .wo = { .size = (uint32_t)io->xfer.done } };
 
 		written = fs_put_reply(&io->wr, &rep, sizeof(rep));
 	} else {
@@ -148,7 +148,8 @@ static int fs_start_read(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 {
 	struct fs_io *io = vreq->priv;
 	struct vq_writer data;
-	size_t room;
+	size_t room, len;
+	unsigned int nr;
 	int err;
 
 	if (vq_writer_remaining(&io->wr) < sizeof(struct fuse_out_header)) {
@@ -166,18 +167,16 @@ static int fs_start_read(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 		return VQ_REQ_PENDING;
 	}
 	room = vq_writer_remaining(&data);
-	io->left = r->in.read.size < room ? r->in.read.size : room;
-	io->offset = r->in.read.offset;
-	if (io->left == 0) {
-		fs_io_finish(fs, w, vreq, 0);
-		return VQ_REQ_PENDING;
-	}
-	err = vq_writer_iov(&data, io->left, vreq->io_iov, vreq->io_iov_cap, &io->nr);
-	if (err) {
+	len = r->in.read.size < room ? r->in.read.size : room;
+	if (vq_writer_iov(&data, len, vreq->io_iov, vreq->io_iov_cap, &nr)) {
 		fs_io_finish(fs, w, vreq, -EINVAL);
 		return VQ_REQ_PENDING;
 	}
-	io->iov = vreq->io_iov;
+	xfer_init(&io->xfer, false, vreq->io_iov, nr, r->in.read.offset, len);
+	if (len == 0) {
+		fs_io_finish(fs, w, vreq, 0);
+		return VQ_REQ_PENDING;
+	}
 	if (!fs_submit_rw(fs, w, vreq)) {
 		fs_io_end(&fs->srv, io->h);
 		io->h = NULL;
@@ -192,6 +191,7 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 {
 	struct fs_io *io = vreq->priv;
 	struct vq_reader rd;
+	unsigned int nr;
 	int err;
 
 	err = fs_io_begin(&fs->srv, r, &io->h);
@@ -199,19 +199,17 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 		fs_finish_error(w, vreq, &io->wr, io->unique, err);
 		return VQ_REQ_PENDING;
 	}
-	io->left = r->in.write.size;
-	io->offset = r->in.write.offset;
-	if (io->left == 0) {
-		fs_io_finish(fs, w, vreq, 0);
-		return VQ_REQ_PENDING;
-	}
 	vq_reader_init(&rd, &vreq->chain);
 	if (vq_reader_skip(&rd, r->write_off) ||
-	    vq_reader_iov(&rd, io->left, vreq->io_iov, vreq->io_iov_cap, &io->nr)) {
+	    vq_reader_iov(&rd, r->in.write.size, vreq->io_iov, vreq->io_iov_cap, &nr)) {
 		fs_io_finish(fs, w, vreq, -EINVAL);
 		return VQ_REQ_PENDING;
 	}
-	io->iov = vreq->io_iov;
+	xfer_init(&io->xfer, true, vreq->io_iov, nr, r->in.write.offset, r->in.write.size);
+	if (r->in.write.size == 0) {
+		fs_io_finish(fs, w, vreq, 0);
+		return VQ_REQ_PENDING;
+	}
 	if (!fs_submit_rw(fs, w, vreq)) {
 		fs_io_end(&fs->srv, io->h);
 		io->h = NULL;
@@ -306,37 +304,34 @@ static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req
 	return VQ_REQ_PENDING;
 }
 
+/*
+ * A CQE of a READ/WRITE: continue a short transfer where it stopped (xfer.h) until the request is
+ * whole, the file ends or an error ends it; a file the ring cannot serve (-EOPNOTSUPP) is served
+ * synchronously on this thread instead.
+ */
 static void fs_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq, int res)
 {
 	struct virtio_fs *fs = fs_of(vdev);
 	struct fs_io *io = vreq->priv;
-	size_t n;
+	struct xfer *x = &io->xfer;
+	enum xfer_step step;
 
 	if (io->opcode != FUSE_READ && io->opcode != FUSE_WRITE) {
 		fs_io_finish(fs, w, vreq, res < 0 ? res : 0);
 		return;
 	}
-	if (res == -EAGAIN || res == -EINTR) {
-		if (!fs_submit_rw(fs, w, vreq))
-			fs_io_finish(fs, w, vreq, -EIO);
-		return;
+	if (res == -EOPNOTSUPP && x->done == 0) {
+		do
+			step = xfer_sync(x, io->h->fd);
+		while (step == XFER_MORE);
+	} else {
+		step = xfer_complete(x, res);
 	}
-	if (res < 0) {
-		fs_io_finish(fs, w, vreq, res);
+	if (step == XFER_MORE && fs_submit_rw(fs, w, vreq))
 		return;
-	}
-	n = (size_t)res < io->left ? (size_t)res : io->left;
-	io->done += n;
-	io->left -= n;
-	io->offset += n;
-	/* A short READ is end of file (regular files); a short WRITE goes on with the rest. */
-	if (io->opcode == FUSE_READ || n == 0 || io->left == 0) {
-		fs_io_finish(fs, w, vreq, 0);
-		return;
-	}
-	vq_iov_advance(&io->iov, &io->nr, n);
-	if (!fs_submit_rw(fs, w, vreq))
-		fs_io_finish(fs, w, vreq, 0); /* reports the bytes written so far */
+	/* No SQE for the rest (cannot happen with one SQE per request in flight): an error, never
+	   a silent short transfer. */
+	fs_io_finish(fs, w, vreq, step == XFER_MORE ? -EIO : x->error);
 }
 
 /* Workers are stopped: the guest will INIT again and knows none of our nodeids or handles. */

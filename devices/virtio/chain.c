@@ -128,26 +128,6 @@ int vq_writer_iov(struct vq_writer *w, size_t len, struct iovec *out, unsigned i
 	return err;
 }
 
-void vq_iov_advance(struct iovec **iov, unsigned int *nr, size_t n)
-{
-	while (*nr && n) {
-		struct iovec *v = *iov;
-		if (n < v->iov_len) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= n;
-			return;
-		}
-		n -= v->iov_len;
-		(*iov)++;
-		(*nr)--;
-	}
-	/* Drop leading empty entries so a continued readv/writev never starts with nothing to do. */
-	while (*nr && (*iov)->iov_len == 0) {
-		(*iov)++;
-		(*nr)--;
-	}
-}
-
 size_t vq_iov_len(const struct iovec *iov, unsigned int nr)
 {
 	size_t total = 0;

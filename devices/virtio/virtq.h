@@ -192,12 +192,6 @@ __attribute__((warn_unused_result)) int vq_writer_iov(struct vq_writer *w, size_
 						      struct iovec *out, unsigned int max,
 						      unsigned int *nr);
 
-/*
- * Drop the first n bytes of an iovec array in place (a short read/write is continued from there):
- * *iov and *nr are moved past fully consumed entries. n larger than the total empties the array.
- */
-void vq_iov_advance(struct iovec **iov, unsigned int *nr, size_t n);
-
 /* Total bytes of an iovec array. */
 size_t vq_iov_len(const struct iovec *iov, unsigned int nr);
 

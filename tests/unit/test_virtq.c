@@ -377,16 +377,8 @@ static void test_reader_writer(void)
 	TAP_CHECK(vq_writer_write(&w, "xy", 2) == -EMSGSIZE, "writing past the end fails");
 	TAP_CHECK(vq_writer_write(&w, "z", 1) == 0 && ram[d + 5] == 'z', "last byte");
 
-	struct iovec adv[3] = { { ram, 4 }, { ram + 8, 4 }, { ram + 16, 4 } };
-	struct iovec *p = adv;
-	unsigned int n = 3;
-	vq_iov_advance(&p, &n, 6);
-	TAP_CHECK(n == 2 && p->iov_base == ram + 10 && p->iov_len == 2, "vq_iov_advance mid-entry");
-	vq_iov_advance(&p, &n, 2);
-	TAP_CHECK(n == 1 && p->iov_base == ram + 16, "vq_iov_advance to an entry boundary");
-	vq_iov_advance(&p, &n, 100);
-	TAP_CHECK(n == 0, "vq_iov_advance past the end empties");
-	TAP_CHECK(vq_iov_len(adv, 3) == 4 + 2 + 4, "vq_iov_len sums the (advanced) entries");
+	struct iovec three[3] = { { ram, 4 }, { ram + 8, 2 }, { ram + 16, 4 } };
+	TAP_CHECK(vq_iov_len(three, 3) == 4 + 2 + 4, "vq_iov_len sums the entries");
 }
 
 int main(void)

@@ -1,0 +1,89 @@
+/* xfer.c: a file transfer to or from guest buffers, continued across short completions (xfer.h). */
+#define _GNU_SOURCE
+#include "devices/virtio/xfer.h"
+
+#include <errno.h>
+#include <sys/uio.h>
+
+/* Drop the first n bytes of the iovecs in place: consumed entries, then leading empty ones. */
+static void xfer_iov_advance(struct iovec **iov, unsigned int *nr, size_t n)
+{
+	while (*nr && n) {
+		struct iovec *v = *iov;
+		if (n < v->iov_len) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+			return;
+		}
+		n -= v->iov_len;
+		(*iov)++;
+		(*nr)--;
+	}
+	/* Drop leading empty entries so a continued readv/writev never starts with nothing to do. */
+	while (*nr && (*iov)->iov_len == 0) {
+		(*iov)++;
+		(*nr)--;
+	}
+}
+
+void xfer_init(struct xfer *x, bool is_write, struct iovec *iov, unsigned int nr, uint64_t offset,
+	       uint64_t len)
+{
+	*x = (struct xfer){
+		.iov = iov,
+		.nr = nr,
+		.offset = offset,
+		.left = len,
+		.is_write = is_write,
+	};
+}
+
+enum xfer_step xfer_complete(struct xfer *x, int res)
+{
+	if (xfer_finished(x))
+		return XFER_DONE;
+	if (res == -EAGAIN || res == -EINTR) {
+		if (++x->retries > XFER_MAX_RETRIES) {
+			x->error = res;
+			return XFER_DONE;
+		}
+		return XFER_MORE;
+	}
+	if (res < 0) {
+		x->error = res;
+		return XFER_DONE;
+	}
+	if (res == 0) {
+		/* read(2) at end of file; a write that moved nothing would be resubmitted forever. */
+		if (x->is_write)
+			x->error = -EIO;
+		else
+			x->eof = true;
+		return XFER_DONE;
+	}
+	uint64_t n = (uint64_t)res < x->left ? (uint64_t)res : x->left;
+	x->done += n;
+	x->left -= n;
+	x->offset += n;
+	x->retries = 0;
+	xfer_iov_advance(&x->iov, &x->nr, (size_t)n);
+	if (x->nr == 0)
+		x->left = 0; /* the buffers ran out first: nothing more can move */
+	return x->left ? XFER_MORE : XFER_DONE;
+}
+
+enum xfer_step xfer_sync(struct xfer *x, int fd)
+{
+	ssize_t n;
+
+	if (xfer_finished(x))
+		return XFER_DONE;
+	if (x->is_write)
+		n = pwritev2(fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
+	else
+		n = preadv2(fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
+	if (n < 0)
+		return xfer_complete(x, -errno);
+	/* One call moves at most what the iovecs hold (below 2^32 here: FS_MAX_IO, blk's 2^32 cap). */
+	return xfer_complete(x, n > INT32_MAX ? INT32_MAX : (int)n);
+}

@@ -1,0 +1,195 @@
+/* test_xfer.c: the short-transfer state machine against a fake file that answers as scripted. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "devices/virtio/xfer.h"
+#include "tests/unit/tap.h"
+
+/*
+ * The fake file holds FILE_LEN bytes; "guest memory" is three buffers of uneven sizes. Each
+ * submission is answered by the next script entry: a positive number moves at most that many bytes
+ * (really copied, file <-> buffers, at the offset and buffers xfer asked for), 0 is EOF / nothing
+ * written, a negative number is that error. At the end the buffers (read) or the file (write) are
+ * compared byte for byte with what a correct transfer gives.
+ */
+#define FILE_LEN 10000
+#define REQ 6000
+
+static unsigned char file[FILE_LEN], mem[3][REQ];
+
+static int fake_io(struct xfer *x, int answer)
+{
+	size_t want = 0, moved = 0;
+
+	if (answer <= 0)
+		return answer;
+	for (unsigned int i = 0; i < x->nr; i++)
+		want += x->iov[i].iov_len;
+	if ((size_t)answer > want)
+		answer = (int)want;
+	for (unsigned int i = 0; i < x->nr && moved < (size_t)answer; i++) {
+		size_t n = x->iov[i].iov_len;
+		uint64_t at = x->offset + moved;
+
+		if (n > (size_t)answer - moved)
+			n = (size_t)answer - moved;
+		if (at + n > FILE_LEN)
+			n = at < FILE_LEN ? FILE_LEN - at : 0;
+		if (x->is_write)
+			memcpy(file + at, x->iov[i].iov_base, n);
+		else
+			memcpy(x->iov[i].iov_base, file + at, n);
+		moved += n;
+	}
+	return (int)moved;
+}
+
+/* Run a transfer of REQ bytes at `off` over buffers of 1000, 2000, 3000 bytes, with `script`. */
+static struct xfer run(bool write, uint64_t off, const int *script, unsigned int n,
+		       unsigned int *submits)
+{
+	struct iovec iov[3] = { { mem[0], 1000 }, { mem[1], 2000 }, { mem[2], 3000 } };
+	struct xfer x;
+	unsigned int i = 0;
+
+	xfer_init(&x, write, iov, 3, off, REQ);
+	*submits = 0;
+	for (;;) {
+		int answer = i < n ? script[i++] : REQ;
+
+		(*submits)++;
+		if (xfer_complete(&x, fake_io(&x, answer)) == XFER_DONE)
+			break;
+	}
+	return x;
+}
+
+static void fill(void)
+{
+	for (int i = 0; i < FILE_LEN; i++)
+		file[i] = (unsigned char)(i * 7 + i / 251);
+	memset(mem, 0xee, sizeof(mem));
+}
+
+/* Byte i of the request in the three buffers. */
+static unsigned char *mem_byte(int i)
+{
+	return i < 1000 ? &mem[0][i] : i < 3000 ? &mem[1][i - 1000] : &mem[2][i - 3000];
+}
+
+/* The buffers hold file[off .. off+len) in order. */
+static bool mem_is_file(uint64_t off, size_t len)
+{
+	unsigned char flat[REQ];
+
+	memcpy(flat, mem[0], 1000);
+	memcpy(flat + 1000, mem[1], 2000);
+	memcpy(flat + 3000, mem[2], 3000);
+	return !memcmp(flat, file + off, len);
+}
+
+/* A case's answers, as the two arguments (answers, count) run() takes. */
+#define ANSWERS(...) (const int[]){ __VA_ARGS__ }, sizeof((const int[]){ __VA_ARGS__ }) / sizeof(int)
+
+int main(void)
+{
+	unsigned int submits;
+	struct xfer x;
+	char label[128];
+
+	/* Every split point of the first piece, 1 .. REQ-1 bytes: the rest continues exactly there. */
+	{
+		unsigned int bad = 0;
+
+		for (int split = 1; split < REQ; split++) {
+			int s[1] = { split };
+
+			fill();
+			x = run(false, 17, s, 1, &submits);
+			if (x.done != REQ || x.error || x.eof || submits != 2 || !mem_is_file(17, REQ))
+				bad++;
+		}
+		TAP_CHECK(bad == 0, "read split at every byte 1..5999: all 6000 bytes, in place");
+	}
+	{
+		unsigned int bad = 0;
+
+		for (int split = 1; split < REQ; split++) {
+			int s[1] = { split };
+			unsigned char want[REQ];
+
+			fill();
+			for (int i = 0; i < REQ; i++) {
+				want[i] = (unsigned char)(i ^ 0x5a);
+				*mem_byte(i) = want[i];
+			}
+			x = run(true, 33, s, 1, &submits);
+			if (x.done != REQ || x.error || submits != 2 || memcmp(file + 33, want, REQ))
+				bad++;
+		}
+		TAP_CHECK(bad == 0, "write split at every byte 1..5999: the file holds all 6000 bytes");
+	}
+
+	fill();
+	x = run(false, 0, ANSWERS(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	     1, 1, 1, 1, 1, 1), &submits);
+	TAP_CHECK(x.done == REQ && !x.error && submits == 21 && mem_is_file(0, REQ),
+		  "1 byte at a time, 20 times, then the rest");
+
+	fill();
+	x = run(false, 5, ANSWERS(1000, 2500), &submits);
+	TAP_CHECK(x.done == REQ && submits == 3 && mem_is_file(5, REQ),
+		  "at a buffer boundary, then inside one");
+
+	fill();
+	x = run(false, 0, ANSWERS(1500, 0), &submits);
+	TAP_CHECK(x.done == 1500 && x.eof && !x.error && mem_is_file(0, 1500),
+		  "0 after 1500 bytes: EOF, 1500 done");
+
+	fill();
+	x = run(false, FILE_LEN - 2500, NULL, 0, &submits);
+	TAP_CHECK(x.done == 2500 && x.eof && mem_is_file(FILE_LEN - 2500, 2500),
+		  "a read across the real end of file stops there");
+
+	fill();
+	x = run(false, 9, ANSWERS(-EAGAIN, -EINTR, 100, -EAGAIN), &submits);
+	TAP_CHECK(x.done == REQ && !x.error && submits == 5 && mem_is_file(9, REQ),
+		  "EAGAIN, EINTR, then data");
+
+	fill();
+	x = run(false, 0, ANSWERS(2100, -EIO), &submits);
+	TAP_CHECK(x.done == 2100 && x.error == -EIO && !x.eof && mem_is_file(0, 2100),
+		  "an error after 2100 bytes: error set, 2100 done");
+
+	{
+		int s[XFER_MAX_RETRIES + 5];
+
+		for (unsigned int i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+			s[i] = -EAGAIN;
+		fill();
+		x = run(false, 0, s, sizeof(s) / sizeof(s[0]), &submits);
+		TAP_CHECK(x.error == -EAGAIN && x.done == 0 && submits == XFER_MAX_RETRIES + 1,
+			  "EAGAIN forever: ends with EAGAIN after XFER_MAX_RETRIES resubmissions");
+		s[XFER_MAX_RETRIES / 2] = 10; /* progress resets the count */
+		fill();
+		x = run(false, 0, s, XFER_MAX_RETRIES + 4, &submits);
+		TAP_CHECK(x.done == REQ && !x.error, "progress in between resets the retry budget");
+	}
+
+	fill();
+	x = run(true, 0, ANSWERS(300, 0), &submits);
+	TAP_CHECK(x.done == 300 && x.error == -EIO && submits == 2,
+		  "a write that moves nothing: EIO, never a loop");
+
+	fill();
+	x = run(false, 0, ANSWERS(99999), &submits);
+	TAP_CHECK(x.done == REQ && submits == 1 && mem_is_file(0, REQ),
+		  "a larger answer than asked counts as what was asked");
+
+	fill();
+	x = run(false, 0, NULL, 0, &submits);
+	snprintf(label, sizeof(label), "after XFER_DONE nothing changes");
+	TAP_CHECK(xfer_complete(&x, 5) == XFER_DONE && x.done == REQ && xfer_finished(&x), label);
+	return tap_done();
+}
