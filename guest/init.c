@@ -148,6 +148,24 @@ static void init_load_modules(void)
 	}
 }
 
+/*
+ * PID 1 leads the console's session (the command gets its own process group in the foreground, see
+ * init_exec_child). Not the other way round: when a session leader exits, the kernel hangs up its
+ * controlling terminal, and a hangup discards what is still queued for the UART, the command's last
+ * lines. PID 1 outlives the command and drains that queue before it reports the status. SIGTTOU and
+ * SIGTTIN are ignored so that PID 1, in a background group of its own session, may still use the
+ * terminal (the kernel would otherwise retry such a call for ever: init cannot be stopped).
+ */
+static void init_console_session(int fd)
+{
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	if (getsid(0) != getpid() && setsid() < 0)
+		say("setsid: %s", strerror(errno));
+	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCSCTTY, 0) < 0)
+		say("cannot make /dev/console the controlling tty: %s", strerror(errno));
+}
+
 /* Console line discipline: raw for a command (its bytes reach the host unchanged), cooked for a shell. */
 static int __attribute__((warn_unused_result)) init_console_mode(int fd, bool raw)
 {
@@ -242,7 +260,10 @@ static void init_power_signals(void)
 
 static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
 
-/* In the child: a new session on the console, the fixed environment, then exec. Never returns. */
+/*
+ * In the child: its own process group, in the foreground of the console PID 1 holds (job control,
+ * /dev/tty and Ctrl-C reach the command, not PID 1), the fixed environment, then exec. Never returns.
+ */
 static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 {
 	sigset_t none;
@@ -253,21 +274,23 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setsid() < 0)
-		say("setsid: %s", strerror(errno));
-	/* Opening /dev/console never makes it the controlling tty; TIOCSCTTY does (job control, /dev/tty). */
+	if (setpgid(0, 0) < 0)
+		say("setpgid: %s", strerror(errno));
 	fd = open("/dev/console", O_RDWR);
 	if (fd < 0) {
 		say("cannot open /dev/console: %s", strerror(errno));
 	} else {
-		if (ioctl(fd, TIOCSCTTY, 0) < 0)
-			say("cannot make /dev/console the controlling tty: %s", strerror(errno));
+		/* Still ignoring SIGTTOU (PID 1's setting): a background group may take the terminal. */
+		if (isatty(fd) && tcsetpgrp(fd, getpid()) < 0)
+			say("cannot give the console to the command: %s", strerror(errno));
 		for (int i = 0; i <= STDERR_FILENO; i++)
 			if (fd != i && dup2(fd, i) < 0)
 				say("dup2: %s", strerror(errno));
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
+	signal(SIGTTOU, SIG_DFL);
+	signal(SIGTTIN, SIG_DFL);
 	/* ringvm.stdin=null: the host forwards no input, so give the command an EOF, not a silent tty. */
 	if (init_stdin_null) {
 		fd = open("/dev/null", O_RDONLY);
@@ -391,6 +414,7 @@ int main(void)
 		say("cannot open /dev/console: %s", strerror(errno));
 	else if ((err = init_console_mode(console, argc > 0)) < 0)
 		say("cannot set the console mode: %s", strerror(-err));
+	init_console_session(console);
 	if (argc > 0) {
 		say_info("running %s (%d args)", cmd_argv[0], argc);
 	} else {
@@ -404,6 +428,8 @@ int main(void)
 	}
 	if (child == 0)
 		init_exec_child(argc > 0 ? cmd_argv : shell_argv);
+	/* The child does the same: whichever runs first, the group exists before anyone relies on it. */
+	(void)setpgid(child, child);
 	status = init_wait_for(child);
 	say_info("%s exited with status %d", argc > 0 ? cmd_argv[0] : "the shell", status);
 	init_finish(status, console);
