@@ -3,6 +3,7 @@
 #   make            build/ringvm, build/libringvm.a and the default guest (kernel + initramfs)
 #   make SAN=1      the same under AddressSanitizer + UBSan, in build/san/
 #   make test       every test (unit, sanitizer, fuzz, integration in the KVM lab); ends "N passed, N failed, N skipped"
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (600), its corpus kept in the tree
 #   make run        the README's demo: boot the default guest and run a command (CMD=...)
 #   make bench      every benchmark
 #   make V=1        show the commands
@@ -24,7 +25,7 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wno-unused-parameter
 CFLAGS := -std=gnu11 -g $(OPT) $(WARNINGS) $(SANFLAGS) -fno-strict-aliasing -I. $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
-LDLIBS := -luring -lseccomp -lpthread
+LDLIBS := -luring -lseccomp -lcap-ng -lpthread
 
 ifeq ($(V),1)
 Q :=

@@ -90,3 +90,6 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null
+
+# The private apt configuration for another suite reads the host's sources in both formats.
+HOST_TESTS += guest/test-apt-suite.sh

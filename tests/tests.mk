@@ -1,17 +1,26 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer
+UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer privilege blk_durable fs_hang
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
 test_short_io_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
-	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_short_io.c
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_short_io.c
+# virtio-blk writethrough and WRITE_ZEROES without fallocate, on a scripted host FUSE mount (root).
+test_blk_durable_SRCS := $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_blk_durable.c
+# A READ that never completes does not wedge reset or teardown (root, /dev/fuse).
+test_fs_hang_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_fs_hang.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
+test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
 # The terminal driver of the interactive tests, on its own (no VM).
 HOST_TESTS += tests/test-pty-drive.sh
+
+include tests/bench/bench.mk
 
 # libFuzzer targets: FUZZERS += name, fuzz_name_SRCS := sources (one defines LLVMFuzzerTestOneInput).
 FUZZ_CC := clang
@@ -25,14 +34,26 @@ $(BUILD_ROOT)/fuzz/%: $$(call objs_of,$(BUILD_ROOT)/fuzz/obj,fuzz_$$*_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -luring -lpthread
-fuzz: $(FUZZ_BINS)
+fuzz-build: $(FUZZ_BINS)
+# make fuzz FUZZ_SECONDS=N: every target for N seconds (default 600) from its corpus in the tree
+# (<folder>/fuzz-seeds/NAME, next to the target's source), then the corpus is minimized and kept there.
+FUZZ_SECONDS ?= 600
+.PHONY: fuzz fuzz-build
+# A target's corpus: fuzz-seeds/NAME beside the source that defines LLVMFuzzerTestOneInput.
+fuzz_seeds_of = $(dir $(lastword $(fuzz_$(1)_SRCS)))fuzz-seeds/$(1)
+fuzz: fuzz-build
+	$(Q)rc=0; $(foreach f,$(FUZZERS),mkdir -p $(call fuzz_seeds_of,$(f)); \
+		FUZZ_KEEP=1 tests/fuzz.sh $(BUILD_ROOT)/fuzz/$(f) $(FUZZ_SECONDS) $(call fuzz_seeds_of,$(f)) || rc=1;) \
+		exit $$rc
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
-DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-system-x86 \
+DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+# fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
+DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 
@@ -40,7 +61,7 @@ $(DEPS_STAMP): Makefile tests/tests.mk
 test: all
 	$(Q)$(MAKE) --no-print-directory guest-bpo
 	$(Q)$(MAKE) --no-print-directory SAN=1 build/san/ringvm unit
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)tests/run
 
 # make run CMD='uname -a': the README's demo; through the KVM lab where /dev/kvm cannot boot Linux.

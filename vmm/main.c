@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/cli.h"
 #include "vmm/cli_parse.h"
 #include "vmm/ringvm.h"
 
@@ -19,11 +20,13 @@ static void usage_main(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm serve fs|blk --socket PATH [OPTIONS]\n"
 		"       ringvm --help | --version\n"
 		"\n"
 		"ringvm boots a Linux guest on KVM, runs COMMAND in it and exits with its status.\n"
 		"Without COMMAND it gives an interactive shell on the guest's serial console.\n"
-		"`ringvm run --help` lists the options.\n");
+		"`ringvm serve` serves ringvm's virtio-fs or virtio-blk to another VMM over vhost-user.\n"
+		"`ringvm run --help` and `ringvm serve --help` list the options.\n");
 }
 
 static void usage_run(FILE *f)
@@ -44,9 +47,17 @@ static void usage_run(FILE *f)
 		"  -d, --disk SPEC       a virtio-blk disk: PATH[,readonly][,queues=N][,direct=on|off]\n"
 		"                        [,id=STRING]; repeat for /dev/vdb, /dev/vdc, ...\n"
 		"  -s, --share SPEC      a host directory over virtio-fs: HOSTDIR:GUESTDIR[,readonly]\n"
-		"                        [,cache=auto|always|never][,tag=NAME][,queues=N]; repeatable\n"
+		"                        [,cache=auto|always|never][,tag=NAME][,queues=N][,dev][,suid]\n"
+		"                        [,xattr=user|none|security|all][,allow_direct_io]; repeatable.\n"
+		"                        dev: allow device nodes; suid: keep setuid/setgid bits; xattr:\n"
+		"                        namespaces passed (default user: user.* and POSIX ACLs);\n"
+		"                        allow_direct_io: the guest's O_DIRECT is O_DIRECT on the host\n"
 		"  -r, --root HOSTDIR[,rw]  boot with HOSTDIR as the guest's root over virtio-fs,\n"
 		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
+		"      --fs-limits fds=N,dir_buffers=N  what all shares together may hold on the\n"
+		"                        host: fds (inodes the guest holds + open files; default the\n"
+		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
+		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
 		"  -h, --help            this help\n"
@@ -56,8 +67,7 @@ static void usage_run(FILE *f)
 		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -119,6 +129,7 @@ static int cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
 		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "fs-limits", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ringvm_config cfg;
@@ -166,6 +177,9 @@ static int cmd_run(int argc, char **argv)
 			if (cfg.root)
 				die("--root given twice");
 			cfg.root = optarg;
+			break;
+		case 'L':
+			cfg.fs_limits = optarg;
 			break;
 		case 'v':
 			cfg.verbose = true;
@@ -239,5 +253,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);
 }

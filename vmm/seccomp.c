@@ -1,4 +1,4 @@
-/* seccomp.c: one allow-list for the running VMM: vCPUs, queue workers, the console and the main thread. */
+/* seccomp.c: the allow-lists of a running ringvm: the VMM (vCPUs, workers, console) and the vhost-user server. */
 #define _GNU_SOURCE
 #include "vmm/seccomp.h"
 
@@ -56,6 +56,16 @@ static const int allowed[] = {
 	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
 };
 
+/*
+ * ringvm serve only, on top of the list above (the vhost-user connection thread): one front-end at a
+ * time on an already listening socket.
+ */
+static const int allowed_serve[] = {
+	SCMP_SYS(accept4),  /* the next front-end, after the previous one disconnected */
+	SCMP_SYS(recvmsg),  /* a message and its SCM_RIGHTS fds (memory regions, eventfds) */
+	SCMP_SYS(sendmsg),  /* replies */
+};
+
 /* ioctl: only the KVM calls of a running VM and the terminal calls of the console. */
 static const unsigned long allowed_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
@@ -82,6 +92,11 @@ enum seccomp_mode seccomp_mode_from_env(void)
 
 int seccomp_install(enum seccomp_mode mode)
 {
+	return seccomp_install_role(mode, SECCOMP_ROLE_VM);
+}
+
+int seccomp_install_role(enum seccomp_mode mode, enum seccomp_role role)
+{
 	if (mode == SECCOMP_MODE_OFF)
 		return 0;
 	scmp_filter_ctx ctx =
@@ -99,8 +114,13 @@ int seccomp_install(enum seccomp_mode mode)
 	if (!ret)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
 				       SCMP_A0(SCMP_CMP_EQ, CLONE_FS));
-	/* Masked: the request is a 32-bit number, however the caller widened it. */
-	for (size_t i = 0; i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]) && !ret; i++)
+	for (size_t i = 0; role == SECCOMP_ROLE_SERVE &&
+			   i < sizeof(allowed_serve) / sizeof(allowed_serve[0]) && !ret; i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_serve[i], 0);
+	/* Masked: the request is a 32-bit number, however the caller widened it. The serve role
+	   has no VM and no console: no ioctl at all. */
+	for (size_t i = 0; role == SECCOMP_ROLE_VM &&
+			   i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]) && !ret; i++)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, allowed_ioctls[i]));
 	if (!ret)

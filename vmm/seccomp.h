@@ -11,11 +11,22 @@ enum seccomp_mode {
 /* The mode RINGVM_SECCOMP asks for (kill when unset or unknown). */
 enum seccomp_mode seccomp_mode_from_env(void);
 
+/* What the process does once confined. */
+enum seccomp_role {
+	SECCOMP_ROLE_VM,    /* ringvm run: vCPUs (KVM ioctls), queue workers, the console */
+	SECCOMP_ROLE_SERVE, /* ringvm serve: the vhost-user socket (accept, recvmsg with fds,
+			       sendmsg) and queue workers; no KVM */
+};
+
 /*
  * Install the filter on every thread of the process (SECCOMP_FILTER_FLAG_TSYNC); threads created
  * later inherit it. Called once by ringvm_run() after setup, before the first vCPU runs, so that
- * setup (opening files, creating the VM) is not constrained. 0 or -errno.
+ * setup (opening files, creating the VM) is not constrained; seccomp_install() is the VM role.
+ * ringvm_serve() installs the serve role after it listens, before the first connection.
+ * 0 or -errno.
  */
+__attribute__((warn_unused_result)) int seccomp_install_role(enum seccomp_mode mode,
+							     enum seccomp_role role);
 __attribute__((warn_unused_result)) int seccomp_install(enum seccomp_mode mode);
 
 #endif

@@ -751,8 +751,18 @@ static void test_forget_bound(void)
 	}
 	forget(1, 100);
 	TAP_CHECK(getattr(1, &(struct fuse_attr){ 0 }) == 0, "FORGET never drops the root");
-	forget(12345678, 5);
-	TAP_CHECK(1, "FORGET of an unknown nodeid is ignored");
+	{
+		/* Unknown nodeids, one of them equal to a live one in its low 32 bits: nothing dies. */
+		int64_t n = lookup(1, "a");
+		size_t live = fsi_count(&srv.inodes);
+
+		forget(12345678, 5);
+		forget((uint64_t)n + (1ULL << 32), 5);
+		TAP_CHECK(n > 0 && fsi_count(&srv.inodes) == live &&
+				  getattr((uint64_t)n, &(struct fuse_attr){ 0 }) == 0,
+			  "FORGET of an unknown nodeid is ignored");
+		forget((uint64_t)n, 1);
+	}
 	{
 		struct fuse_init_in in = { .major = 7, .minor = 38 };
 		int64_t n = lookup(1, "a"), fh = open_((uint64_t)n, O_RDONLY);
@@ -794,6 +804,43 @@ static void test_forget_bound(void)
 	fs_server_destroy(&srv);
 }
 
+/* A share's O_DIRECT policy reaches the host fd; a second INIT forgets the first session. */
+static void test_direct_io_and_reinit(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 38,
+				     .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
+	struct fsh_handle *h;
+	struct fuse_attr a;
+	int64_t fh, fh2, f;
+	uint64_t fid;
+	int fl = -1, fl2 = -1;
+
+	fh = create(1, "direct", O_RDWR | O_DIRECT, 0644, &fid);
+	h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
+	if (h) {
+		fl = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	TAP_CHECK(fl >= 0 && !(fl & O_DIRECT), "by default a guest O_DIRECT is dropped on the host");
+	srv.allow_direct_io = true;
+	f = lookup(1, "direct");
+	fh2 = f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1;
+	h = fh2 >= 0 ? fsh_get(&srv.handles, (uint64_t)fh2, false) : NULL;
+	if (h) {
+		fl2 = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	/* (a host file system without O_DIRECT refuses the open: that is the guest's answer then) */
+	TAP_CHECK((fl2 >= 0 && (fl2 & O_DIRECT)) || fh2 == -EINVAL,
+		  "allow_direct_io: the host fd is O_DIRECT too");
+	srv.allow_direct_io = false;
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0, "a second INIT is answered");
+	TAP_CHECK(getattr(fid, &a) == -ESTALE && read_(fid, (uint64_t)fh, 0, 1, (char[2]){ 0 }) ==
+							 -EBADF,
+		  "... and forgets the first session's nodeids and open files");
+	TAP_CHECK(lookup(1, "direct") > 0, "the new session looks names up afresh");
+}
+
 static void test_readonly(void)
 {
 	struct fuse_setattr_in sa = { .valid = FATTR_MODE, .mode = 0777 };
@@ -833,6 +880,7 @@ int main(void)
 	test_dirs();
 	test_xattr_misc();
 	test_creds();
+	test_direct_io_and_reinit();
 	test_forget_bound();
 	test_readonly();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, outside);

@@ -18,6 +18,9 @@
 #define WK_TAG_STOP (UINT64_MAX - 1)
 #define WK_TAG_CANCEL (UINT64_MAX - 2)
 
+/* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
+#define WK_STOP_WAIT_MS 1000
+
 struct vq_worker {
 	struct vq_worker_config cfg;
 	struct virtq *vq;
@@ -43,6 +46,11 @@ struct vq_worker {
 	bool backpressure; /* a chain was given back; retry once something completes */
 	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
 	unsigned int busy_reqs;
+	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
+	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
+	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
+	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
+	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
 
 static uint64_t wk_tag(const struct vq_req *req)
@@ -83,7 +91,7 @@ static int wk_arm_read(struct vq_worker *w, int fd, uint64_t *buf, uint64_t tag)
 struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 {
 	/* Bounding what is in flight keeps every completion inside the CQ ring. */
-	if (w->inflight_sqes >= w->max_inflight)
+	if (w->inflight_sqes >= w->max_inflight || w->abandoning)
 		return NULL;
 	struct io_uring_sqe *sqe = wk_sqe(w);
 	if (!sqe)
@@ -114,12 +122,12 @@ struct io_uring *vq_worker_ring(struct vq_worker *w)
 	return &w->ring;
 }
 
-void vq_worker_fail(struct vq_worker *w)
+void vq_worker_fail_why(struct vq_worker *w, const char *why)
 {
 	w->vq->broken = true;
 	if (!w->failed) {
 		w->failed = true;
-		w->cfg.needs_reset(w->cfg.opaque);
+		w->cfg.needs_reset(w->cfg.opaque, why ? why : "unknown");
 	}
 }
 
@@ -143,13 +151,13 @@ static void wk_pop_all(struct vq_worker *w)
 		if (r == 0)
 			return;
 		if (r == -EPROTO) {
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		if (r < 0) {
 			/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
 			vq_push(w->vq, req->chain.head, 0);
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		w->nr_free--;
@@ -271,6 +279,62 @@ static void wk_cancel_kick(struct vq_worker *w)
 	}
 }
 
+/*
+ * Stopping with requests still in flight (a READ of a FIFO or of a file system whose server never
+ * answers): the first call asks io_uring to cancel every request of the ring (ASYNC_CANCEL_ANY;
+ * they complete with -ECANCELED and the device finishes them as errors). Requests that cannot be
+ * cancelled (already in a file system's wait that only a fatal signal ends) are abandoned once
+ * WK_STOP_WAIT_MS passed: the worker exits anyway, so a device reset and ringvm's exit end in
+ * bounded time (wk_abandon). The kernel keeps an abandoned request's file and buffers (guest
+ * memory, still mapped) until it ends. Returns the microseconds left to wait, 0 when time is up.
+ */
+static uint64_t wk_stop_wait(struct vq_worker *w)
+{
+	uint64_t now = wk_now_us();
+
+	/* A pause (vq_worker_stop_drain) first lets requests complete as they would have. */
+	if (w->drain_us && !w->drain_deadline_us)
+		w->drain_deadline_us = now + w->drain_us;
+	if (!w->stop_deadline_us && now < w->drain_deadline_us)
+		return w->drain_deadline_us - now;
+	if (!w->stop_deadline_us) {
+		struct io_uring_sqe *sqe = wk_sqe(w);
+
+		w->stop_deadline_us = now + WK_STOP_WAIT_MS * 1000u;
+		if (sqe) {
+			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+			io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
+		}
+	}
+	return now < w->stop_deadline_us ? w->stop_deadline_us - now : 0;
+}
+
+/*
+ * The stop wait is over: finish every request still open as if its SQEs completed with -ECANCELED,
+ * so the device drops what it holds for them (handles, fds: the kernel keeps its own reference to
+ * the file until the request really ends) and the used ring says they are done. Their CQEs, if they
+ * ever come, land in a ring nobody reads.
+ */
+static void wk_abandon(struct vq_worker *w)
+{
+	fprintf(stderr,
+		"ringvm: virtqueue %u: %u request(s) did not complete within %d ms of the stop and were "
+		"abandoned\n",
+		w->cfg.queue_index, w->busy_reqs, WK_STOP_WAIT_MS);
+	w->abandoning = true;
+	for (uint32_t i = 0; i < w->nr_slots; i++) {
+		struct vq_req *req = &w->slots[i];
+		while (req->busy && req->inflight) {
+			req->inflight--;
+			w->cfg.ops->complete(w->cfg.dev, w, req, -ECANCELED);
+		}
+		if (req->busy)
+			vq_worker_done(w, req, 0); /* the device left it open: our side ends it */
+	}
+	w->inflight_sqes = 0;
+	wk_publish(w);
+}
+
 static void *wk_main(void *arg)
 {
 	struct vq_worker *w = arg;
@@ -289,22 +353,39 @@ static void *wk_main(void *arg)
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
+		uint64_t left_us = w->stopping ? wk_stop_wait(w) : 0;
+		if (w->stopping && left_us == 0) {
+			wk_abandon(w);
+			break;
+		}
 		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
 			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
-		int r = io_uring_submit_and_wait(&w->ring, 1);
+		int r;
+		if (w->stopping) {
+			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
+							.tv_nsec = (long long)(left_us % 1000000u) * 1000 };
+			struct io_uring_cqe *cqe;
+			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+			if (r == -ETIME)
+				r = 0; /* the next pass sees the time is up */
+		} else {
+			r = io_uring_submit_and_wait(&w->ring, 1);
+		}
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",
 				w->cfg.queue_index, strerror(-r));
 			/* Without its ring the queue cannot progress: report and end the thread; the
 			 * kernel cancels this task's requests when it exits. */
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, "the queue's io_uring failed (not the driver's fault)");
+			__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 			return NULL;
 		}
 	}
 	wk_cancel_kick(w);
+	__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -407,9 +488,15 @@ int vq_worker_start(const struct vq_worker_config *cfg, struct vq_worker **out)
 	/*
 	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
 	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.
+	 * The synchronous ones stay open: a fault in this thread must reach the process's handler
+	 * (the vhost-user SIGBUS guard, ASan's reports) rather than kill the process unseen.
 	 */
 	sigset_t all, old;
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&w->thread, NULL, wk_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -427,6 +514,38 @@ err_free:
 	return err;
 }
 
+/* Join the worker, giving up 100 ms after its loop ended (or after the stop wait + 1 s). */
+static bool wk_join_bounded(struct vq_worker *w)
+{
+	uint64_t end = wk_now_us() + w->drain_us + (WK_STOP_WAIT_MS + 1000) * 1000u, done_at = 0;
+
+	for (;;) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 50 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(w->thread, NULL, &dl) == 0)
+			return true;
+		uint64_t now = wk_now_us();
+		if (!done_at && __atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
+			done_at = now;
+		if ((done_at && now - done_at >= 100000) || now >= end)
+			return false;
+	}
+}
+
+void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms)
+{
+	if (!w)
+		return;
+	/* Written before the stop eventfd: the worker reads it after that write's CQE. */
+	w->drain_us = (uint64_t)drain_ms * 1000u;
+	vq_worker_stop(w);
+}
+
 void vq_worker_stop(struct vq_worker *w)
 {
 	if (!w)
@@ -434,7 +553,18 @@ void vq_worker_stop(struct vq_worker *w)
 	uint64_t one = 1;
 	while (write(w->stop_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
 	}
-	pthread_join(w->thread, NULL);
+	/*
+	 * A thread whose ring still has an abandoned request in an io-wq worker cannot finish exiting:
+	 * the kernel's thread exit waits for its io-wq, which waits for the file system (until a fatal
+	 * signal, e.g. ringvm's own exit). Once the loop is done, nothing of ours is used any more:
+	 * leave the rest of its exit to the kernel (detached) instead of waiting for it.
+	 */
+	if (!wk_join_bounded(w)) {
+		if (__atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
+			pthread_detach(w->thread);
+		else
+			pthread_join(w->thread, NULL); /* still serving: a request inline in a syscall */
+	}
 	io_uring_queue_exit(&w->ring);
 	close(w->stop_fd);
 	wk_free(w);
