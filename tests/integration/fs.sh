@@ -119,9 +119,18 @@ conf_checks() { # read conf.py's TAP from $tmp/out, then check its work from the
 if [ "${1:-}" = --host-fuse ]; then
 	mnt=$tmp/mnt
 	mkdir "$mnt" "$S/p" "$S/c"
-	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 &
-	for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
+	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 2>"$tmp/fuse.err" &
+	fuse_pid=$!
 	it_on_exit 'umount "$mnt" 2>/dev/null'
+	# Wait for the mount itself, not for a guessed time; a server that ends first is a failure.
+	deadline=$((SECONDS + 300))
+	until mountpoint -q "$mnt"; do
+		if ! kill -0 "$fuse_pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+			notok "host FUSE: $mnt was never mounted ($(tail -c 300 "$tmp/fuse.err"))"
+			it_done
+		fi
+		sleep 0.1
+	done
 	rc=0
 	sh "$S/posix.sh" "$mnt" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	grep -q posix-done "$tmp/out" && ok "host FUSE: POSIX script ran" || notok "host FUSE: POSIX script $(show)"
