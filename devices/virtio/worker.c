@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,7 +320,8 @@ static bool wk_poll(struct vq_worker *w)
 		/* A broken ring (negative count) is work too: the loop reports it. */
 		if (!w->backpressure && w->nr_free && !w->failed && vq_avail_count(w->vq) != 0)
 			return true;
-		__builtin_ia32_pause();
+		/* Not a pause: another queue's worker may share this CPU and need it now. */
+		sched_yield();
 	} while (wk_now_us() < deadline);
 	return false;
 }
