@@ -223,14 +223,20 @@ static int wk_pop_one(struct vq_worker *w)
  * Pop and hand chains to the device while slots and SQEs last, in slices (pace.h): after every
  * pace_slice(held) chains, and whenever the ring runs empty, the queued I/O is submitted and the
  * replies published, so the driver works on replies while the worker goes on. Returns when the
- * ring stays empty, no slot or SQE is free, the queue failed, or a reaped stop CQE asks the worker
- * to stop; no chain it handled is left unsubmitted.
+ * ring stays empty, no slot or SQE is free, the queue failed, a reaped stop CQE asks the worker
+ * to stop, or PACE_PASS_BUDGET chains were handled (then true: the caller lets other threads on
+ * this CPU run before it goes on); no chain it handled is left unsubmitted.
  */
-static void wk_pop_all(struct vq_worker *w)
+static bool wk_pop_all(struct vq_worker *w)
 {
-	unsigned int in_slice = 0;
+	unsigned int in_slice = 0, budget = PACE_PASS_BUDGET;
 
 	while (w->nr_free && !w->backpressure && !w->failed && !w->stopping) {
+		if (!budget--) {
+			if (in_slice)
+				wk_slice_end(w);
+			return true;
+		}
 		int r = wk_pop_one(w);
 		if (r > 0 && ++in_slice < pace_slice(wk_held(w)))
 			continue;
@@ -241,10 +247,11 @@ static void wk_pop_all(struct vq_worker *w)
 				continue; /* the driver may have added chains meanwhile */
 		}
 		if (r <= 0)
-			return;
+			return false;
 	}
 	if (in_slice)
 		wk_slice_end(w);
+	return false;
 }
 
 static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
@@ -415,10 +422,15 @@ static void *wk_main(void *arg)
 		w->stopping = true;
 
 	for (;;) {
-		if (!w->stopping)
-			wk_pop_all(w);
+		bool more = !w->stopping && wk_pop_all(w);
 		wk_reap(w);
-		wk_publish(w);
+		wk_publish_paced(w, more); /* a pass cut short goes on: its interrupt may wait */
+		if (more) {
+			/* A driver that keeps the ring full must not keep other queues' workers sharing
+			   this CPU waiting: let them run, then go on without sleeping. */
+			sched_yield();
+			continue;
+		}
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
