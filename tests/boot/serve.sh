@@ -22,12 +22,15 @@ check() { # check DESCRIPTION CMD...
 	if "$@" 2>"$tmp/check.err"; then pass "$d"; else fail "$d ($(head -c 300 "$tmp/check.err"))"; fi
 }
 
-# start ARGS...: ringvm serve ARGS in the background; waits until its socket ($sock) exists.
+# listening PATH: a socket at PATH accepts connections (bind() makes the file before listen(); a
+# connect in between is refused). /proc/net/unix flags 00010000 = listening.
+listening() { awk -v p="$1" '$NF == p && $4 == "00010000" { found = 1 } END { exit !found }' /proc/net/unix; }
+# start ARGS...: ringvm serve ARGS in the background; waits until its socket ($sock) listens.
 start() {
 	"$ringvm" serve "$@" 2>"$tmp/serve.err" &
 	server=$!
 	for _ in $(seq 1 100); do
-		[ -S "$sock" ] && return 0
+		[ -S "$sock" ] && listening "$sock" && return 0
 		kill -0 "$server" 2>/dev/null || return 1
 		sleep 0.05
 	done
