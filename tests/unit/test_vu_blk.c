@@ -302,7 +302,8 @@ int main(void)
 	struct blk_dev *blk = NULL;
 	bool ok = disk_fd >= 0 && ftruncate(disk_fd, DISK_BYTES) == 0 &&
 		  blk_parse_spec(spec, &cfg) == 0 && blk_create(&cfg, 1, &blk) == 0 &&
-		  vu_backend_create(blk_virtio_dev(blk), "test", &backend) == 0;
+		  vu_backend_create(blk_virtio_dev(blk), "test", &backend) == 0 &&
+		  vu_backend_prepare(backend, NULL, NULL) == 0;
 	TAP_CHECK(ok, "virtio-blk on a 4 MiB file, on a vhost-user back-end");
 	if (!ok)
 		return tap_done();

@@ -38,7 +38,8 @@ int main(void)
 		snprintf(cfg.host_dir, sizeof(cfg.host_dir), "%s", dir);
 		snprintf(cfg.tag, sizeof(cfg.tag), "test");
 		ok = virtio_fs_create(&cfg, &fs) == 0 &&
-		     vu_backend_create(virtio_fs_virtio_dev(fs), "fs-test", &backend) == 0;
+		     vu_backend_create(virtio_fs_virtio_dev(fs), "fs-test", &backend) == 0 &&
+		     vu_backend_prepare(backend, NULL, NULL) == 0;
 	}
 	TAP_CHECK(ok, "virtio-fs on a temp directory, on a vhost-user back-end");
 	if (!ok)
