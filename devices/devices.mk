@@ -15,7 +15,8 @@ test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c
 test_blk_spec_SRCS := devices/blk/blk_spec.c tests/unit/test_blk_spec.c
 test_blk_req_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	$(VIRTIO_FAKES) tests/unit/test_blk_req.c
-test_blk_e2e_SRCS := $(VIRTIO_SRCS) $(BLK_SRCS) $(VIRTIO_FAKES) tests/unit/test_blk_e2e.c
+test_blk_e2e_SRCS := $(VIRTIO_SRCS) $(BLK_SRCS) $(VIRTIO_FAKES) vmm/seccomp.c \
+	tests/unit/test_blk_e2e.c
 
 # libFuzzer targets: the chain walker (+ Reader/Writer) and the blk request parser.
 FUZZERS += virtq blkreq

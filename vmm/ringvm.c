@@ -42,6 +42,7 @@ struct ringvm {
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
 };
 
 /* A read-only mapping of a whole file. */
@@ -452,22 +453,30 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ringvm_devices_priv_need(&r->devices, &need);
 		ret = priv_drop(priv_keep_mask(&need));
 	}
+	/*
+	 * Every thread confines itself to its role once its setup is over (vmm/seccomp.h): the queue
+	 * workers as they are made, the console's input thread, the vCPUs, which then wait at the start
+	 * gate, and last this thread; only then does the guest run its first instruction.
+	 */
+	enum seccomp_mode mode = r->cfg.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	r->confine_vcpu = (struct seccomp_confinement){ mode, SECCOMP_ROLE_VCPU, -1 };
+	r->confine_control = (struct seccomp_confinement){ mode, SECCOMP_ROLE_CONTROL, -1 };
 	if (!ret)
-		ret = ringvm_devices_start(&r->devices);
+		ret = ringvm_devices_start(&r->devices, mode);
 	if (!ret)
-		ret = console_start(&r->console);
-	/* From here on the VMM only serves the guest: lock the set of system calls down. */
-	if (!ret && r->cfg.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
-		ret = ret < 0 ? ret : -EPERM;
+		ret = console_start(&r->console, &r->confine_control);
 	if (!ret)
-		ret = vcpus_start(&r->vm);
+		ret = vcpus_start(&r->vm, &r->confine_vcpu);
+	if (!ret)
+		ret = seccomp_confine(&r->confine_control);
+	if (!ret)
+		vcpus_go(&r->vm);
 	if (ret)
 		vm_request_stop(&r->vm, VM_STOP_ERROR, 0, "could not start: %s", strerror(-ret));
 	else
 		ringvm_wait(r, sig_fd);
 
 	vcpus_stop(&r->vm);
-	ringvm_devices_stop(&r->devices);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
 	if (sig_fd >= 0)

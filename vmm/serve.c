@@ -171,8 +171,27 @@ static int serve_loop(struct vu_backend *b, int listen_fd, int stop_fd)
 	}
 }
 
+/* The directory of the socket at path, O_PATH, and the socket's name in it. fd or -errno. */
+static int serve_open_dir(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	if (!slash) {
+		*name = path;
+		snprintf(dir, sizeof(dir), ".");
+	} else {
+		*name = slash + 1;
+		/* serve_listen refused longer paths. */
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	}
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen)
 {
+	int sock_dir = -1;
+	const char *sock_name = NULL;
 	struct serve_dev d;
 	memset(&d, 0, sizeof(d));
 	if (!cfg->socket && cfg->listen_fd < 0)
@@ -225,9 +244,30 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 			goto out_listen;
 		}
 	}
-	/* From here on the process only serves front-ends: lock the set of system calls down. */
-	if (cfg->seccomp && (ret = seccomp_install_role(seccomp_mode_from_env(),
-						       SECCOMP_ROLE_SERVE)) != 0) {
+	/*
+	 * Every queue's worker now, each confined to its device's role as it is made; then this
+	 * thread, which from here on only serves front-ends (vmm/seccomp.h). The socket file is
+	 * removed at exit through its directory's fd, the one unlinkat the filter lets through.
+	 */
+	enum seccomp_mode mode = cfg->seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	struct seccomp_confinement worker = {
+		mode, d.fs ? SECCOMP_ROLE_WORKER_FS : SECCOMP_ROLE_WORKER, -1 };
+	ret = vu_backend_prepare(b, seccomp_confine_hook, &worker);
+	if (ret) {
+		serve_fail(err, errlen, ret, "queue workers: %s", strerror(-ret));
+		goto out_listen;
+	}
+	if (cfg->listen_fd < 0) {
+		sock_dir = serve_open_dir(cfg->socket, &sock_name);
+		if (sock_dir < 0) {
+			ret = serve_fail(err, errlen, sock_dir, "--socket %s: its directory: %s",
+					 cfg->socket, strerror(-sock_dir));
+			goto out_listen;
+		}
+	}
+	struct seccomp_confinement self = { mode, SECCOMP_ROLE_SERVE, sock_dir };
+	ret = seccomp_confine(&self);
+	if (ret) {
 		ret = serve_fail(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
 				 strerror(ret < 0 ? -ret : EPERM));
 		goto out_listen;
@@ -239,8 +279,13 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 out_listen:
 	if (cfg->listen_fd < 0) {
 		close(listen_fd);
-		(void)unlinkat(AT_FDCWD, cfg->socket, 0);
+		if (sock_dir >= 0)
+			(void)unlinkat(sock_dir, sock_name, 0);
+		else
+			(void)unlinkat(AT_FDCWD, cfg->socket, 0); /* not confined yet */
 	}
+	if (sock_dir >= 0)
+		close(sock_dir);
 out_backend:
 	vu_backend_destroy(b);
 out_dev:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # privilege.sh: while a guest runs, every ringvm thread holds only the capabilities its shares need,
-# with no_new_privs; SIGTERM still ends it. Root only (otherwise there is nothing to drop).
+# with no_new_privs, and is confined by one seccomp filter of its own (its role's: vmm/seccomp.h);
+# SIGTERM still ends it. Root only (otherwise there is nothing to drop).
 # Env: RINGVM (the binary), FIRMWARE_DIR (default build/firmware). TAP output.
 set -u
 ringvm=${RINGVM:-build/ringvm}
@@ -32,7 +33,7 @@ check() {
 		sleep 0.05
 		i=$((i + 1))
 	done
-	tasks=0 wrong=""
+	tasks=0 wrong="" unconfined="" names=""
 	for st in /proc/"$pid"/task/*/status; do
 		[ -r "$st" ] || continue
 		tasks=$((tasks + 1))
@@ -44,11 +45,27 @@ check() {
 		if [ "$eff" != "$want" ] || [ "$prm" != "$want" ] || [ "$bnd" != "$want" ] || [ "$nnp" != 1 ]; then
 			wrong="$wrong $name:eff=$eff,prm=$prm,bnd=$bnd,nnp=$nnp"
 		fi
+		# Mode 2 (filter) with exactly one filter: the thread's own, nothing inherited or stacked.
+		sc=$(awk '/^Seccomp:/ { m = $2 } /^Seccomp_filters:/ { f = $2 } END { print m "/" f }' "$st")
+		[ "$sc" = "2/1" ] || unconfined="$unconfined $name:$sc"
+		names="$names $name"
 	done
 	if [ "$tasks" -ge 2 ] && [ -z "$wrong" ]; then
 		ok "$desc: $tasks threads hold CapEff=CapPrm=CapBnd=$want, no_new_privs"
 	else
 		bad "$desc: want $want on >= 2 threads, got $tasks threads:$wrong ($(cat "$tmp/err"))"
+	fi
+	# The threads of every role: the main thread, the vCPU, a share's queue workers (made
+	# before the guest runs, not at DRIVER_OK).
+	want_names="ringvm vcpu0${3:+ vq0 vq1}"
+	missing=""
+	for w in $want_names; do
+		case " $names " in *" $w "*) ;; *) missing="$missing $w" ;; esac
+	done
+	if [ "$tasks" -ge 2 ] && [ -z "$unconfined" ] && [ -z "$missing" ]; then
+		ok "$desc: every thread ($names ) runs under one seccomp filter of its own"
+	else
+		bad "$desc: seccomp mode/filters per thread:$unconfined; threads missing:$missing (have$names)"
 	fi
 	kill -TERM "$pid" 2>/dev/null
 	# SIGTERM must end it; a bounded wait, then SIGKILL so the script never hangs.
