@@ -17,7 +17,7 @@ fuzz_vu_decode_SRCS := devices/vhost_user/vu_decode.c devices/vhost_user/fuzz_vu
 VU_FRONT := tests/support/vu_front.c devices/virtio/fake_ring.c
 UNIT_TESTS += vu_blk
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
-	devices/virtio/worker.c devices/virtio/worker_life.c \
+	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
 	devices/virtio/core.c
 test_vu_blk_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
 	vmm/seccomp.c tests/unit/test_vu_blk.c

@@ -78,7 +78,8 @@ struct virtio_dev {
 	uint16_t queue_max_size;  /* QueueNumMax of every queue: a power of two <= 32768 */
 	unsigned int max_segs;    /* descriptors allowed in one chain (hop budget); <= queue size */
 	size_t req_priv_size;     /* per-request device state (vq_req.priv) */
-	unsigned int poll_us;     /* worker busy-poll before sleeping; 0 = off */
+	unsigned int poll_us;     /* worker busy-poll ceiling before sleeping (adaptive, pace.h);
+				     0 = off */
 	unsigned int max_inflight; /* io_uring SQEs in flight per queue; 0 = default (worker.h) */
 	const struct uring_rules *ring_rules; /* what its queues' io_urings may do (uring.h), static
 						 const in the device's folder; NULL = unrestricted

@@ -184,6 +184,7 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 	w->busy_reqs = 0;
 	w->kick_armed = w->stopping = w->backpressure = w->failed = w->abandoning = false;
 	w->stop_deadline_us = w->drain_us = w->drain_deadline_us = 0;
+	pace_poll_init(&w->poll, w->cfg.poll_us);
 
 	pthread_mutex_lock(&w->lock);
 	bool idle = w->state == WK_IDLE;

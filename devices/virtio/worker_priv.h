@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "devices/virtio/pace.h"
 #include "devices/virtio/worker.h"
 
 /* The thread's state, under lock. */
@@ -54,6 +55,7 @@ struct vq_worker {
 	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
 	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
 	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
+	struct pace_poll poll; /* the adaptive busy-poll window (pace.h), reset at each start */
 	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
 
