@@ -24,6 +24,7 @@
 
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
+#include "vmm/errmsg.h"
 
 #define JAIL_MAX_PATHS 64
 
@@ -39,17 +40,6 @@ struct jail {
 	char cwd[PATH_MAX];
 	char root[64]; /* the jail's mount point on the host: an empty directory under /tmp */
 };
-
-static int jail_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int jail_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* Add path (relative to j->cwd unless absolute). -ENAMETOOLONG, -E2BIG. */
 static int jail_add(struct jail *j, const char *path, bool readonly)
@@ -86,7 +76,7 @@ static int jail_collect(struct jail *j, const struct ringvm_config *cfg, char *e
 	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++) {
 		ret = blk_parse_spec(cfg->disks[i], &bc);
 		if (ret)
-			return jail_fail(err, errlen, ret, "--disk %s: %s", cfg->disks[i],
+			return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disks[i],
 					 bc.error ? bc.error : strerror(-ret));
 		ret = jail_add(j, bc.path, bc.readonly);
 	}
@@ -95,17 +85,17 @@ static int jail_collect(struct jail *j, const struct ringvm_config *cfg, char *e
 		const char *spec = root ? cfg->root : cfg->shares[i];
 		ret = root ? fs_parse_root(spec, &fc, &why) : fs_parse_spec(spec, &fc, &why);
 		if (ret)
-			return jail_fail(err, errlen, ret, "%s %s: %s", root ? "--root" : "--share",
+			return errmsg(err, errlen, ret, "%s %s: %s", root ? "--root" : "--share",
 					 spec, why ? why : strerror(-ret));
 		if (!strcmp(fc.host_dir, "/"))
-			return jail_fail(err, errlen, -EINVAL,
+			return errmsg(err, errlen, -EINVAL,
 					 "%s %s: a share of / leaves nothing outside the jail", root ? "--root" : "--share", spec);
 		ret = jail_add(j, fc.host_dir, fc.readonly);
 	}
 	if (!ret && access("/sys/module/kvm_pvm", F_OK) == 0)
 		ret = jail_add(j, "/sys/module/kvm_pvm", true);
 	if (ret)
-		return jail_fail(err, errlen, ret, "too many paths to put in the jail");
+		return errmsg(err, errlen, ret, "too many paths to put in the jail");
 	qsort(j->p, j->n, sizeof(j->p[0]), jail_path_cmp);
 	return 0;
 }
@@ -182,24 +172,24 @@ static int jail_child(struct jail *j, const struct jail_options *o, char *err, s
 {
 	/* The VMM ends with its parent: nobody would be left to report it or remove the mount point. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return jail_fail(err, errlen, -errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
 	/* Everything inherited but the console goes: the VMM opens what it needs itself. */
 	if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
-		return jail_fail(err, errlen, -errno, "close_range: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "close_range: %s", strerror(errno));
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) < 0)
-		return jail_fail(err, errlen, -errno, "unshare: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "unshare: %s", strerror(errno));
 	if (sethostname("ringvm", 6) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("tmpfs", j->root, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") < 0)
-		return jail_fail(err, errlen, -errno, "the jail's root: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "the jail's root: %s", strerror(errno));
 	for (unsigned int i = 0; i < j->n; i++) {
 		int ret = jail_bind(j, &j->p[i]);
 		if (ret)
-			return jail_fail(err, errlen, ret, "%s: %s", j->p[i].path, strerror(-ret));
+			return errmsg(err, errlen, ret, "%s: %s", j->p[i].path, strerror(-ret));
 	}
 	int ret = jail_dev_kvm(j, o);
 	if (ret)
-		return jail_fail(err, errlen, ret, "/dev/kvm: %s", strerror(-ret));
+		return errmsg(err, errlen, ret, "/dev/kvm: %s", strerror(-ret));
 	char proc[96], old[96], cwd[PATH_MAX + 64];
 	snprintf(proc, sizeof(proc), "%s/proc", j->root);
 	snprintf(old, sizeof(old), "%s/.old", j->root);
@@ -211,16 +201,16 @@ static int jail_child(struct jail *j, const struct jail_options *o, char *err, s
 	    umount2("/.old", MNT_DETACH) < 0 || rmdir("/.old") < 0 ||
 	    mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
 	    chdir(j->cwd) < 0)
-		return jail_fail(err, errlen, -errno, "pivot into the jail: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "pivot into the jail: %s", strerror(errno));
 	struct rlimit core = { 0, 0 };
 	if (setrlimit(RLIMIT_CORE, &core) < 0)
-		return jail_fail(err, errlen, -errno, "RLIMIT_CORE: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "RLIMIT_CORE: %s", strerror(errno));
 	if (o->drop_ids) {
 		uid_t r, e, s;
 		if (setgroups(0, NULL) < 0 || setresgid(o->gid, o->gid, o->gid) < 0 ||
 		    setresuid(o->uid, o->uid, o->uid) < 0 || getresuid(&r, &e, &s) < 0 ||
 		    r != o->uid || e != o->uid || s != o->uid)
-			return jail_fail(err, errlen, -EPERM, "dropping to uid %u gid %u: %s",
+			return errmsg(err, errlen, -EPERM, "dropping to uid %u gid %u: %s",
 					 (unsigned int)o->uid, (unsigned int)o->gid, strerror(errno));
 	}
 	return 0;
@@ -251,16 +241,16 @@ int jail_enter(const struct ringvm_config *cfg, const struct jail_options *o, in
 	static struct jail j; /* 256 KiB of paths: not on the stack */
 	memset(&j, 0, sizeof(j));
 	if (geteuid() != 0)
-		return jail_fail(err, errlen, -EPERM,
+		return errmsg(err, errlen, -EPERM,
 				 "needs root (it makes namespaces and mounts; --uid/--gid drop after)");
 	if (!getcwd(j.cwd, sizeof(j.cwd)))
-		return jail_fail(err, errlen, -errno, "getcwd: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "getcwd: %s", strerror(errno));
 	int ret = jail_collect(&j, cfg, err, errlen);
 	if (ret)
 		return ret;
 	snprintf(j.root, sizeof(j.root), "/tmp/ringvm-jail-XXXXXX");
 	if (!mkdtemp(j.root))
-		return jail_fail(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
 	sigset_t sigs, old;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -278,7 +268,7 @@ int jail_enter(const struct ringvm_config *cfg, const struct jail_options *o, in
 	fflush(NULL);
 	pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, 0);
 	if (child < 0) {
-		ret = jail_fail(err, errlen, -errno, "clone(CLONE_NEWPID): %s", strerror(errno));
+		ret = errmsg(err, errlen, -errno, "clone(CLONE_NEWPID): %s", strerror(errno));
 		goto fail;
 	}
 	if (child == 0) {

@@ -5,6 +5,7 @@
 # runs as --uid/--gid; its disk and share still work; SIGTERM to ringvm ends it. Root only.
 # Env: RINGVM (the binary), FIRMWARE_DIR (default build/firmware). TAP output.
 set -u
+. "$(dirname "$0")/lib.sh"
 ringvm=${RINGVM:-build/ringvm}
 fw=${FIRMWARE_DIR:-build/firmware}
 export RINGVM_ALLOW_PVM=1
@@ -116,21 +117,9 @@ inspect() {
 		check "$desc: runs as uid/gid $want_uid, no supplementary group, CapEff $cap" \
 			'[ "$ids" = "$want_uid$want_uid$want_uid$want_uid $want_uid$want_uid$want_uid$want_uid g $cap " ]' "$ids"
 	fi
-	kill -TERM "$pid"
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid"
-		wait "$pid"
-		bad "$desc: SIGTERM did not end ringvm within 10 s"
-	else
-		wait "$pid"
-		rc=$?
-		check "$desc: SIGTERM to ringvm ends the jailed VMM (status 143)" '[ $rc = 143 ]' "status $rc"
-	fi
+	stop_bounded "$pid"
+	check "$desc: SIGTERM to ringvm ends the jailed VMM (status 143)" '[ "$stop_status" = 143 ]' \
+		"status $stop_status"
 	pid=
 	check "$desc: the jail's mount point is gone from /tmp" '! ls -d /tmp/ringvm-jail-* 2>/dev/null | grep -q .'
 }

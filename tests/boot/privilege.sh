@@ -4,6 +4,7 @@
 # SIGTERM still ends it. Root only (otherwise there is nothing to drop).
 # Env: RINGVM (the binary), FIRMWARE_DIR (default build/firmware). TAP output.
 set -u
+. "$(dirname "$0")/lib.sh"
 ringvm=${RINGVM:-build/ringvm}
 fw=${FIRMWARE_DIR:-build/firmware}
 export RINGVM_ALLOW_PVM=1
@@ -67,22 +68,13 @@ check() {
 	else
 		bad "$desc: seccomp mode/filters per thread:$unconfined; threads missing:$missing (have$names)"
 	fi
-	kill -TERM "$pid" 2>/dev/null
-	# SIGTERM must end it; a bounded wait, then SIGKILL so the script never hangs.
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid"
-		wait "$pid"
-		bad "$desc: SIGTERM did not end ringvm within 10 s"
-	else
-		wait "$pid"
-		rc=$?
-		if [ "$rc" = 143 ]; then ok "$desc: SIGTERM ends ringvm (status 143)"; else bad "$desc: status $rc after SIGTERM, want 143"; fi
-	fi
+	# SIGTERM must end it (a bounded wait, then SIGKILL).
+	stop_bounded "$pid"
+	case $stop_status in
+	143) ok "$desc: SIGTERM ends ringvm (status 143)" ;;
+	hung) bad "$desc: SIGTERM did not end ringvm within 10 s" ;;
+	*) bad "$desc: status $stop_status after SIGTERM, want 143" ;;
+	esac
 }
 # Bits: CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, SETGID 6, SETUID 7, MKNOD 27, SETFCAP 31.
 check "no share" 0000000000000000
