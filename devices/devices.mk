@@ -1,5 +1,6 @@
 # devices: virtio transport, rings, per-queue workers, and each device in its own folder.
-VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c devices/virtio/pace.c \
+VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
+	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
 	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
@@ -16,7 +17,8 @@ test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c
 test_blk_spec_SRCS := devices/blk/blk_spec.c tests/unit/test_blk_spec.c
 test_blk_req_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	$(VIRTIO_FAKES) tests/unit/test_blk_req.c
-test_blk_e2e_SRCS := $(VIRTIO_SRCS) $(BLK_SRCS) $(VIRTIO_FAKES) tests/unit/test_blk_e2e.c
+test_blk_e2e_SRCS := $(VIRTIO_SRCS) $(BLK_SRCS) $(VIRTIO_FAKES) vmm/seccomp.c \
+	tests/unit/test_blk_e2e.c
 
 # libFuzzer targets: the chain walker (+ Reader/Writer) and the blk request parser.
 FUZZERS += virtq blkreq

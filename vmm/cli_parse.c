@@ -71,3 +71,20 @@ int cli_parse_cpus(const char *s, unsigned int *out, const char **err)
 	*out = (unsigned int)v;
 	return 0;
 }
+
+int cli_parse_id(const char *s, uint32_t *out, const char **err)
+{
+	if (!s || !isdigit((unsigned char)s[0])) {
+		*err = "not a number (a numeric id)";
+		return -EINVAL;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end != '\0' || errno == ERANGE || v >= UINT32_MAX) {
+		*err = "not an id (0 to 4294967294)";
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}

@@ -10,4 +10,8 @@ __attribute__((warn_unused_result)) int cli_parse_size(const char *s, uint64_t *
 /* A vCPU count 1..255. 0, or -EINVAL with *err. */
 __attribute__((warn_unused_result)) int cli_parse_cpus(const char *s, unsigned int *out, const char **err);
 
+/* A user or group id 0..2^32-2 (-1 means "unchanged" to the kernel: refused). 0, or -EINVAL with
+   *err. */
+__attribute__((warn_unused_result)) int cli_parse_id(const char *s, uint32_t *out, const char **err);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "vmm/layout.h"
 #include "vmm/machine.h"
+#include "vmm/seccomp.h"
 
 /* printk's panic line; panic() raises the console log level first, so it shows even when quiet. */
 static const char panic_marker[] = "Kernel panic - not syncing";
@@ -96,6 +97,14 @@ static void *console_input_thread(void *arg)
 {
 	struct console *c = arg;
 	uint8_t buf[256];
+	(void)pthread_setname_np(pthread_self(), "console");
+	/* Before the first byte is read; the VM does not run without it (the vCPUs wait at the gate
+	   until every thread confined itself, and this one ends the run if it cannot). */
+	int err = c->confine ? seccomp_confine(c->confine) : 0;
+	if (err) {
+		vm_request_stop(c->vm, VM_STOP_ERROR, 0, "console: seccomp: %s", strerror(-err));
+		return NULL;
+	}
 	for (;;) {
 		struct pollfd p[2] = { { c->in_fd, POLLIN, 0 }, { c->vm->stop_efd, POLLIN, 0 } };
 		if (poll(p, 2, -1) < 0) {
@@ -117,10 +126,11 @@ static void *console_input_thread(void *arg)
 	return NULL;
 }
 
-int console_start(struct console *c)
+int console_start(struct console *c, const struct seccomp_confinement *confine)
 {
 	if (c->in_fd < 0)
 		return 0;
+	c->confine = confine;
 	int ret = pthread_create(&c->input_thread, NULL, console_input_thread, c);
 	if (ret)
 		return -ret;

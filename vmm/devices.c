@@ -13,12 +13,14 @@
 #include "devices/virtio/mmio.h"
 #include "vmm/machine.h"
 
-/* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. */
-static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio_dev *vdev)
+/* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. Its
+   queue workers will be confined to role. */
+static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio_dev *vdev,
+			  enum seccomp_role role)
 {
 	int ret = virtio_mmio_create(vm, vdev, &d->transports[d->nr_transports]);
 	if (ret == 0)
-		d->nr_transports++;
+		d->confine[d->nr_transports++].role = role;
 	return ret;
 }
 
@@ -39,7 +41,7 @@ static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec
 	ret = blk_create(&cfg, vm->nr_cpus, &blk);
 	if (ret)
 		goto err_msg;
-	ret = devices_attach(d, vm, blk_virtio_dev(blk));
+	ret = devices_attach(d, vm, blk_virtio_dev(blk), SECCOMP_ROLE_WORKER);
 	if (ret)
 		goto err_blk;
 	d->disks[d->nr_disks++] = blk;
@@ -88,7 +90,7 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spe
 	ret = virtio_fs_create(fc, &fs);
 	if (ret)
 		goto err_msg;
-	ret = devices_attach(d, vm, virtio_fs_virtio_dev(fs));
+	ret = devices_attach(d, vm, virtio_fs_virtio_dev(fs), SECCOMP_ROLE_WORKER_FS);
 	if (ret)
 		goto err_fs;
 	d->shares[d->nr_shares] = fs;
@@ -142,17 +144,17 @@ void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *
 	}
 }
 
-int ringvm_devices_start(struct ringvm_devices *d)
+int ringvm_devices_start(struct ringvm_devices *d, enum seccomp_mode mode)
 {
-	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/core.c). */
-	(void)d;
-	return 0;
-}
-
-void ringvm_devices_stop(struct ringvm_devices *d)
-{
-	/* The vCPUs have stopped: nothing kicks the queues any more; destroy drains them. */
-	(void)d;
+	/* Queues start serving when the guest's driver sets DRIVER_OK (devices/virtio/core.c), on
+	   workers made here, while threads and rings may still be made. */
+	int ret = 0;
+	for (unsigned int i = 0; i < d->nr_transports && !ret; i++) {
+		d->confine[i].mode = mode;
+		d->confine[i].unlink_dirfd = -1;
+		ret = virtio_mmio_prepare(d->transports[i], seccomp_confine_hook, &d->confine[i]);
+	}
+	return ret;
 }
 
 void ringvm_devices_destroy(struct ringvm_devices *d)

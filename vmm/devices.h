@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "vmm/ringvm.h"
+#include "vmm/seccomp.h"
 
 struct vm;
 struct blk_dev;
@@ -27,6 +28,8 @@ struct ringvm_devices {
 	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
 	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
+	/* Each transport's queue workers' confinement (role by device kind), set by start. */
+	struct seccomp_confinement confine[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
 	unsigned int nr_transports;
 	int root_share; /* index into shares of --root, or -1 */
 };
@@ -44,10 +47,14 @@ struct priv_need;
 /* What the created shares need from the host kernel (vmm/privilege.h). */
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
 
-/* Before the vCPUs run. */
-__attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d);
-/* After the vCPUs stopped: queue workers drain and exit. */
-void ringvm_devices_stop(struct ringvm_devices *d);
+/*
+ * Make every queue's worker (thread and sealed io_uring), each thread confined in mode with its
+ * device's role (SECCOMP_ROLE_WORKER for disks, SECCOMP_ROLE_WORKER_FS for shares). After the
+ * capabilities are dropped (threads inherit them), before the vCPUs run and before the caller's
+ * own confinement. 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d,
+							     enum seccomp_mode mode);
 /* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
    Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);

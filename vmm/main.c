@@ -12,6 +12,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/cli_parse.h"
+#include "vmm/jail.h"
 #include "vmm/ringvm.h"
 
 #define RINGVM_VERSION "0.1"
@@ -58,6 +59,11 @@ static void usage_run(FILE *f)
 		"                        host: fds (inodes the guest holds + open files; default the\n"
 		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
 		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"      --jail            run the VMM in namespaces of its own (mount, PID, IPC, UTS,\n"
+		"                        network) whose root holds only the kernel, initrd, disks and\n"
+		"                        shares, every other fd closed, no core dumps (root only)\n"
+		"      --uid N, --gid N  with --jail: run as this user and group (numeric); the disks\n"
+		"                        and shares must be theirs to use, /dev/kvm is made for them\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
 		"  -h, --help            this help\n"
@@ -130,6 +136,8 @@ static int cmd_run(int argc, char **argv)
 		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "fs-limits", required_argument, NULL, 'L' },
+		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
+		{ "gid", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ringvm_config cfg;
@@ -140,7 +148,8 @@ static int cmd_run(int argc, char **argv)
 	const char *initrd = NULL;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	const char *err;
-	bool timing = false;
+	bool timing = false, jail = false, have_uid = false, have_gid = false;
+	uint32_t uid = 0, gid = 0;
 
 	opterr = 0;
 	int c;
@@ -187,6 +196,19 @@ static int cmd_run(int argc, char **argv)
 		case 'T':
 			timing = true;
 			break;
+		case 'J':
+			jail = true;
+			break;
+		case 'U':
+			if (cli_parse_id(optarg, &uid, &err))
+				die("--uid %s: %s", optarg, err);
+			have_uid = true;
+			break;
+		case 'G':
+			if (cli_parse_id(optarg, &gid, &err))
+				die("--gid %s: %s", optarg, err);
+			have_gid = true;
+			break;
 		case 'h':
 			usage_run(stdout);
 			return 0;
@@ -219,7 +241,20 @@ static int cmd_run(int argc, char **argv)
 		cfg.initrd = initrd;
 	}
 
+	if ((have_uid || have_gid) && !jail)
+		die("--uid and --gid need --jail");
+	if (have_uid != have_gid)
+		die("--uid and --gid go together");
 	char msg[512];
+	if (jail) {
+		struct jail_options jo = { .drop_ids = have_uid, .uid = uid, .gid = gid };
+		int status;
+		int r = jail_enter(&cfg, &jo, &status, msg, sizeof(msg));
+		if (r < 0)
+			die("--jail: %s", msg);
+		if (r > 0)
+			return status; /* the parent: the jailed VMM ended */
+	}
 	struct ringvm *vm;
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
 	if (ret)

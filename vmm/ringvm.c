@@ -28,6 +28,7 @@
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
+#include "vmm/errmsg.h"
 
 #define RINGVM_MIN_MEMORY (64ULL << 20)
 #define RINGVM_MAX_MEMORY (1ULL << 40)
@@ -42,6 +43,7 @@ struct ringvm {
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
 };
 
 /* A read-only mapping of a whole file. */
@@ -59,17 +61,6 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	cfg->console_out = STDOUT_FILENO;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
-}
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
 }
 
 static int map_file(const char *path, struct mapped_file *f)
@@ -165,7 +156,7 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
 			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 	if (n < 0 || (size_t)n >= outlen)
-		return fail(err, errlen, -E2BIG, "kernel command line too long");
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 	len = (size_t)n;
 
 	/* For kernels built with CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES; Debian's find them in ACPI. */
@@ -174,28 +165,28 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 		n = snprintf(out + len, outlen - len, " virtio_mmio.device=%llu@0x%llx:%u",
 			     (unsigned long long)d->size, (unsigned long long)d->base, d->gsi);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	if (cfg->cmdline && *cfg->cmdline) {
 		n = snprintf(out + len, outlen - len, " %s", cfg->cmdline);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
 	if (cfg->argc > 0 && (cfg->console_in < 0 || !isatty(cfg->console_in))) {
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	if (append_mounts(r, out, outlen, &len))
-		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
-		return fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
+		return errmsg(err, errlen, -E2BIG, "the command is too long for the kernel command line");
 	if (len > k->cmdline_max)
-		return fail(err, errlen, -E2BIG,
+		return errmsg(err, errlen, -E2BIG,
 			    "kernel command line too long: %zu bytes, this kernel takes at most %u (shorten "
 			    "the command or --cmdline)",
 			    len, k->cmdline_max);
@@ -209,34 +200,34 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	int ret;
 
 	if (cfg->cpus < 1 || cfg->cpus > RINGVM_MAX_CPUS)
-		return fail(err, errlen, -EINVAL, "--cpus must be between 1 and %d", RINGVM_MAX_CPUS);
+		return errmsg(err, errlen, -EINVAL, "--cpus must be between 1 and %d", RINGVM_MAX_CPUS);
 	if (cfg->memory < RINGVM_MIN_MEMORY || cfg->memory > RINGVM_MAX_MEMORY || cfg->memory % 4096)
-		return fail(err, errlen, -EINVAL,
+		return errmsg(err, errlen, -EINVAL,
 			    "--memory must be a multiple of 4K between 64M and 1T");
 	if (!cfg->kernel)
-		return fail(err, errlen, -EINVAL, "no kernel given");
+		return errmsg(err, errlen, -EINVAL, "no kernel given");
 
 	ret = map_file(cfg->kernel, &kernel);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
+		return errmsg(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
 			    ret == -ENODATA ? "empty file" : strerror(-ret));
 	if (cfg->initrd) {
 		ret = map_file(cfg->initrd, &initrd);
 		if (ret) {
-			ret = fail(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
+			ret = errmsg(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
 				   ret == -ENODATA ? "empty file" : strerror(-ret));
 			goto out;
 		}
 	}
 	if (access("/dev/kvm", F_OK) != 0) {
-		ret = fail(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
+		ret = errmsg(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
 		goto out;
 	}
 
 	const char *why;
 	ret = vm_create(&r->vm, cfg->memory, cfg->cpus, &why);
 	if (ret) {
-		ret = fail(err, errlen, ret, "%s: %s", why, strerror(-ret));
+		ret = errmsg(err, errlen, ret, "%s: %s", why, strerror(-ret));
 		goto out;
 	}
 	r->vm_created = true;
@@ -245,14 +236,14 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	struct x86_kernel k;
 	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
 	if (ret == -ENOEXEC) {
-		ret = fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
+		ret = errmsg(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
 	} else if (ret == -ENOMEM) {
-		ret = fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
+		ret = errmsg(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
 			   cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
 	} else if (ret) {
-		ret = fail(err, errlen, ret,
+		ret = errmsg(err, errlen, ret,
 			   "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
 			   cfg->kernel);
 		goto out;
@@ -264,7 +255,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		info.initrd_addr = x86_initrd_addr(&r->vm.mem, &k, initrd.size);
 		void *dst = info.initrd_addr ? gm_ptr(&r->vm.mem, info.initrd_addr, initrd.size) : NULL;
 		if (!dst) {
-			ret = fail(err, errlen, -ENOMEM,
+			ret = errmsg(err, errlen, -ENOMEM,
 				   "initrd %s (%zu MiB) does not fit in guest memory next to the kernel",
 				   cfg->initrd, initrd.size >> 20);
 			goto out;
@@ -274,13 +265,13 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 
 	ret = console_create(&r->console, &r->vm, cfg->console_in, cfg->console_out, cfg->argc == 0);
 	if (ret) {
-		ret = fail(err, errlen, ret, "console: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
 	}
 	r->console_created = true;
 	ret = x86_legacy_register(&r->vm);
 	if (ret) {
-		ret = fail(err, errlen, ret, "legacy ports: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "legacy ports: %s", strerror(-ret));
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
@@ -288,7 +279,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
 	if (host_kvm_is_pvm()) {
-		ret = fail(err, errlen, -ENOTSUP,
+		ret = errmsg(err, errlen, -ENOTSUP,
 			   "/dev/kvm here is PVM (kvm_pvm), which cannot run a stock Linux kernel; use a "
 			   "hardware-KVM host or the KVM lab (tests/lab/run)");
 		goto out;
@@ -302,7 +293,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	void *acpi_buf = gm_ptr(&r->vm.mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
 	ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
 	if (ret < 0) {
-		ret = fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
 		goto out;
 	}
 
@@ -315,7 +306,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	if (!ret)
 		ret = x86_boot_tables_write(&r->vm.mem);
 	if (ret) {
-		ret = fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "writing boot information: %s", strerror(-ret));
 		goto out;
 	}
 	if (cfg->verbose)
@@ -325,7 +316,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	if (!ret)
 		ret = x86_boot_regs_apply(r->vm.vcpus[0].fd, &k);
 	if (ret) {
-		ret = fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
 	}
 	ret = 0;
@@ -339,7 +330,7 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 {
 	struct ringvm *r = calloc(1, sizeof(*r));
 	if (!r)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	r->cfg = *cfg;
 	int ret = ringvm_build(r, err, errlen);
 	if (ret) {
@@ -452,22 +443,30 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ringvm_devices_priv_need(&r->devices, &need);
 		ret = priv_drop(priv_keep_mask(&need));
 	}
+	/*
+	 * Every thread confines itself to its role once its setup is over (vmm/seccomp.h): the queue
+	 * workers as they are made, the console's input thread, the vCPUs, which then wait at the start
+	 * gate, and last this thread; only then does the guest run its first instruction.
+	 */
+	enum seccomp_mode mode = r->cfg.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	r->confine_vcpu = (struct seccomp_confinement){ mode, SECCOMP_ROLE_VCPU, -1 };
+	r->confine_control = (struct seccomp_confinement){ mode, SECCOMP_ROLE_CONTROL, -1 };
 	if (!ret)
-		ret = ringvm_devices_start(&r->devices);
+		ret = ringvm_devices_start(&r->devices, mode);
 	if (!ret)
-		ret = console_start(&r->console);
-	/* From here on the VMM only serves the guest: lock the set of system calls down. */
-	if (!ret && r->cfg.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
-		ret = ret < 0 ? ret : -EPERM;
+		ret = console_start(&r->console, &r->confine_control);
 	if (!ret)
-		ret = vcpus_start(&r->vm);
+		ret = vcpus_start(&r->vm, &r->confine_vcpu);
+	if (!ret)
+		ret = seccomp_confine(&r->confine_control);
+	if (!ret)
+		vcpus_go(&r->vm);
 	if (ret)
 		vm_request_stop(&r->vm, VM_STOP_ERROR, 0, "could not start: %s", strerror(-ret));
 	else
 		ringvm_wait(r, sig_fd);
 
 	vcpus_stop(&r->vm);
-	ringvm_devices_stop(&r->devices);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
 	if (sig_fd >= 0)

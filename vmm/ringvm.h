@@ -28,8 +28,9 @@ struct ringvm_config {
 	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
 	int console_out;     /* the guest console's bytes */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
-	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
-			      * (default true; a runtime doing other work in-process may opt out) */
+	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
+			      * itself, each to its role's list (vmm/seccomp.h; default true; a runtime
+			      * that goes on using the calling thread for other work may opt out) */
 	bool drop_privileges; /* ringvm_run() drops every capability the shares do not need and sets
 			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
@@ -67,7 +68,11 @@ struct ringvm;
 __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out,
 						      char *err, size_t errlen);
 
-/* Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. */
+/*
+ * Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. With
+ * cfg->seccomp the calling thread is confined (SECCOMP_ROLE_CONTROL) from before the guest's first
+ * instruction to the end of the process: afterwards it may still ringvm_destroy(), print and exit.
+ */
 __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct ringvm_result *res);
 
 /* Ask a running guest to stop (any thread, async-signal-safe it is not). */
@@ -113,7 +118,8 @@ struct ringvm_serve_config {
 	   never poll); the window adapts below it (devices/virtio/pace.h). A --disk spec's poll_us=
 	   wins over it. Default RINGVM_SERVE_POLL_US. */
 	unsigned int poll_us;
-	bool seccomp;	     /* confine the process once listening (default true; vmm/seccomp.c) */
+	bool seccomp;	     /* confine the calling thread and the queue workers once listening
+			        (default true; vmm/seccomp.h) */
 	bool drop_privileges; /* keep only the capabilities the share needs, no_new_privs (default
 				 true; vmm/privilege.h), before the first thread */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP end the server (the CLI sets this) */

@@ -21,6 +21,7 @@
 #include "devices/vhost_user/vu_backend.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
+#include "vmm/errmsg.h"
 
 /* The device being served, whichever kind. */
 struct serve_dev {
@@ -42,25 +43,14 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->drop_privileges = true;
 }
 
-static int serve_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int serve_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_dev *d, char *err,
 			   size_t errlen)
 {
 	struct fs_config *fc = &d->fs_cfg;
 	if (!cfg->shared_dir)
-		return serve_fail(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
+		return errmsg(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
 	if (strlen(cfg->shared_dir) >= sizeof(fc->host_dir))
-		return serve_fail(err, errlen, -ENAMETOOLONG, "--shared-dir: path too long");
+		return errmsg(err, errlen, -ENAMETOOLONG, "--shared-dir: path too long");
 	snprintf(fc->host_dir, sizeof(fc->host_dir), "%s", cfg->shared_dir);
 	snprintf(fc->guest_dir, sizeof(fc->guest_dir), "/");
 	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system, not us. */
@@ -72,10 +62,10 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	fc->suid = false;
 	fc->xattr = FS_XATTR_USER;
 	if (cfg->queues < 1 || cfg->queues > FS_MAX_QUEUES)
-		return serve_fail(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
+		return errmsg(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
 	fc->queues = cfg->queues;
 	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
-		return serve_fail(err, errlen, -EINVAL, "--poll-us must be 0..%d",
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d",
 				  RINGVM_SERVE_MAX_POLL_US);
 	fc->poll_us = cfg->poll_us;
 	const char *c = cfg->cache ? cfg->cache : "auto";
@@ -86,10 +76,10 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	else if (!strcmp(c, "never"))
 		fc->cache = FS_CACHE_NEVER;
 	else
-		return serve_fail(err, errlen, -EINVAL, "--cache %s: must be auto, always or never", c);
+		return errmsg(err, errlen, -EINVAL, "--cache %s: must be auto, always or never", c);
 	int ret = virtio_fs_create(fc, &d->fs);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--shared-dir %s: %s", fc->host_dir,
+		return errmsg(err, errlen, ret, "--shared-dir %s: %s", fc->host_dir,
 				  strerror(-ret));
 	return 0;
 }
@@ -98,19 +88,19 @@ static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_
 			    size_t errlen)
 {
 	if (!cfg->disk)
-		return serve_fail(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
+		return errmsg(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
 	int ret = blk_parse_spec(cfg->disk, &d->blk_cfg);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--disk %s: %s", cfg->disk,
+		return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disk,
 				  d->blk_cfg.error ? d->blk_cfg.error : strerror(-ret));
 	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
-		return serve_fail(err, errlen, -EINVAL, "--poll-us must be 0..%d",
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d",
 				  RINGVM_SERVE_MAX_POLL_US);
 	if (!d->blk_cfg.poll_us_given)
 		d->blk_cfg.poll_us = cfg->poll_us;
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path,
+		return errmsg(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path,
 				  blk_strerror(ret));
 	return 0;
 }
@@ -129,23 +119,23 @@ static int serve_listen(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(a.sun_path))
-		return serve_fail(err, errlen, -ENAMETOOLONG,
+		return errmsg(err, errlen, -ENAMETOOLONG,
 				  "--socket %s: path too long for a Unix socket (%zu bytes at most)",
 				  path, sizeof(a.sun_path) - 1);
 	memcpy(a.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return serve_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "socket: %s", strerror(errno));
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			close(fd);
-			return serve_fail(err, errlen, -EEXIST,
+			return errmsg(err, errlen, -EEXIST,
 					  "--socket %s: exists and is not a socket", path);
 		}
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
 			close(fd);
-			return serve_fail(err, errlen, -EADDRINUSE,
+			return errmsg(err, errlen, -EADDRINUSE,
 					  "--socket %s: another server is listening there", path);
 		}
 		(void)unlink(path); /* stale: bind() below reports what is still wrong */
@@ -153,7 +143,7 @@ static int serve_listen(const char *path, char *err, size_t errlen)
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
 		int e = errno;
 		close(fd);
-		return serve_fail(err, errlen, -e, "--socket %s: %s", path, strerror(e));
+		return errmsg(err, errlen, -e, "--socket %s: %s", path, strerror(e));
 	}
 	return fd;
 }
@@ -181,12 +171,31 @@ static int serve_loop(struct vu_backend *b, int listen_fd, int stop_fd)
 	}
 }
 
+/* The directory of the socket at path, O_PATH, and the socket's name in it. fd or -errno. */
+static int serve_open_dir(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	if (!slash) {
+		*name = path;
+		snprintf(dir, sizeof(dir), ".");
+	} else {
+		*name = slash + 1;
+		/* serve_listen refused longer paths. */
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	}
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen)
 {
+	int sock_dir = -1;
+	const char *sock_name = NULL;
 	struct serve_dev d;
 	memset(&d, 0, sizeof(d));
 	if (!cfg->socket && cfg->listen_fd < 0)
-		return serve_fail(err, errlen, -EINVAL, "--socket PATH is required");
+		return errmsg(err, errlen, -EINVAL, "--socket PATH is required");
 	/* Signals are taken through a signalfd from the start: one that arrives while we set up
 	   ends the server cleanly (socket removed) instead of killing it half way. */
 	sigset_t sigs, old;
@@ -201,7 +210,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		if (sig_fd < 0) {
 			int e = errno;
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			return serve_fail(err, errlen, -e, "signalfd: %s", strerror(e));
+			return errmsg(err, errlen, -e, "signalfd: %s", strerror(e));
 		}
 		stop_fd = sig_fd;
 	}
@@ -213,7 +222,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 	struct vu_backend *b;
 	ret = vu_backend_create(vdev, cfg->socket ? cfg->socket : "(fd)", &b);
 	if (ret) {
-		serve_fail(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
+		errmsg(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
 		goto out_dev;
 	}
 	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : serve_listen(cfg->socket, err, errlen);
@@ -231,26 +240,52 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		};
 		ret = priv_drop(priv_keep_mask(&need));
 		if (ret) {
-			serve_fail(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
+			errmsg(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
 			goto out_listen;
 		}
 	}
-	/* From here on the process only serves front-ends: lock the set of system calls down. */
-	if (cfg->seccomp && (ret = seccomp_install_role(seccomp_mode_from_env(),
-						       SECCOMP_ROLE_SERVE)) != 0) {
-		ret = serve_fail(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
+	/*
+	 * Every queue's worker now, each confined to its device's role as it is made; then this
+	 * thread, which from here on only serves front-ends (vmm/seccomp.h). The socket file is
+	 * removed at exit through its directory's fd, the one unlinkat the filter lets through.
+	 */
+	enum seccomp_mode mode = cfg->seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	struct seccomp_confinement worker = {
+		mode, d.fs ? SECCOMP_ROLE_WORKER_FS : SECCOMP_ROLE_WORKER, -1 };
+	ret = vu_backend_prepare(b, seccomp_confine_hook, &worker);
+	if (ret) {
+		errmsg(err, errlen, ret, "queue workers: %s", strerror(-ret));
+		goto out_listen;
+	}
+	if (cfg->listen_fd < 0) {
+		sock_dir = serve_open_dir(cfg->socket, &sock_name);
+		if (sock_dir < 0) {
+			ret = errmsg(err, errlen, sock_dir, "--socket %s: its directory: %s",
+					 cfg->socket, strerror(-sock_dir));
+			goto out_listen;
+		}
+	}
+	struct seccomp_confinement self = { mode, SECCOMP_ROLE_SERVE, sock_dir };
+	ret = seccomp_confine(&self);
+	if (ret) {
+		ret = errmsg(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
 				 strerror(ret < 0 ? -ret : EPERM));
 		goto out_listen;
 	}
 	ret = serve_loop(b, listen_fd, stop_fd);
 	if (ret)
-		serve_fail(err, errlen, ret, "accept: %s", strerror(-ret));
+		errmsg(err, errlen, ret, "accept: %s", strerror(-ret));
 
 out_listen:
 	if (cfg->listen_fd < 0) {
 		close(listen_fd);
-		(void)unlinkat(AT_FDCWD, cfg->socket, 0);
+		if (sock_dir >= 0)
+			(void)unlinkat(sock_dir, sock_name, 0);
+		else
+			(void)unlinkat(AT_FDCWD, cfg->socket, 0); /* not confined yet */
 	}
+	if (sock_dir >= 0)
+		close(sock_dir);
 out_backend:
 	vu_backend_destroy(b);
 out_dev:

@@ -4,6 +4,7 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -12,6 +13,7 @@
 
 #include "arch/x86/cpu.h"
 #include "vmm/machine.h"
+#include "vmm/seccomp.h"
 
 /* The signal that knocks a vCPU out of KVM_RUN; its handler does nothing. */
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -117,13 +119,35 @@ static bool vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/* Confine this thread, report at the gate, wait for it to open. False: the thread must end. */
+static bool vcpu_pass_gate(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	int err = vm->vcpu_confine ? seccomp_confine(vm->vcpu_confine) : 0;
+
+	pthread_mutex_lock(&vm->gate_lock);
+	vm->gate_ready++;
+	if (err && !vm->gate_err)
+		vm->gate_err = err;
+	pthread_cond_broadcast(&vm->gate_cond);
+	while (!vm->gate_open)
+		pthread_cond_wait(&vm->gate_cond, &vm->gate_lock);
+	pthread_mutex_unlock(&vm->gate_lock);
+	return err == 0;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	char name[16];
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	(void)pthread_setname_np(pthread_self(), name);
 	sigset_t kick;
 	sigemptyset(&kick);
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
+	if (!vcpu_pass_gate(v))
+		return NULL;
 
 	if (v->index == 0)
 		v->vm->t_first_run = vm_now_ns();
@@ -143,26 +167,45 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpus_start(struct vm *vm)
+int vcpus_start(struct vm *vm, const struct seccomp_confinement *confine)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = vcpu_kick_handler; /* no SA_RESTART: KVM_RUN must return EINTR */
 	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
 		return -errno;
-	for (unsigned int i = 0; i < vm->nr_cpus; i++) {
+	vm->vcpu_confine = confine;
+	unsigned int started = 0;
+	int ret = 0;
+	for (unsigned int i = 0; i < vm->nr_cpus && !ret; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		int ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
-		if (ret)
-			return -ret;
-		v->started = true;
+		ret = -pthread_create(&v->thread, NULL, vcpu_thread, v);
+		if (!ret) {
+			v->started = true;
+			started++;
+		}
 	}
-	return 0;
+	pthread_mutex_lock(&vm->gate_lock);
+	while (vm->gate_ready < started)
+		pthread_cond_wait(&vm->gate_cond, &vm->gate_lock);
+	if (!ret)
+		ret = vm->gate_err;
+	pthread_mutex_unlock(&vm->gate_lock);
+	return ret;
+}
+
+void vcpus_go(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->gate_lock);
+	vm->gate_open = true;
+	pthread_cond_broadcast(&vm->gate_cond);
+	pthread_mutex_unlock(&vm->gate_lock);
 }
 
 void vcpus_stop(struct vm *vm)
 {
 	atomic_store(&vm->stopping, true);
+	vcpus_go(vm); /* threads still at the gate see `stopping` and end */
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_cpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 		if (!v->started)

@@ -81,9 +81,9 @@ struct virtio_dev {
 	unsigned int poll_us;     /* worker busy-poll ceiling before sleeping (adaptive, pace.h);
 				     0 = off */
 	unsigned int max_inflight; /* io_uring SQEs in flight per queue; 0 = default (worker.h) */
-	const uint8_t *allowed_ops;   /* IORING_OP_* the device submits; NULL = unrestricted rings */
-	unsigned int nr_allowed_ops;  /* see vq_worker_config */
-	uint8_t allowed_sqe_flags;
+	const struct uring_rules *ring_rules; /* what its queues' io_urings may do (uring.h), static
+						 const in the device's folder; NULL = unrestricted
+						 (test devices only) */
 	const struct virtio_dev_ops *ops;
 	const struct vq_handler_ops *queue_ops; /* same handler for every queue; a device that needs
 						   to tell queues apart asks vq_worker_queue_index() */

@@ -37,5 +37,14 @@ int main(void)
 			  cli_parse_cpus("2x", &c, &err) < 0 && cli_parse_cpus("", &c, &err) < 0 &&
 			  cli_parse_cpus("-1", &c, &err) < 0,
 		  "cpus out of range or malformed");
+	uint32_t id = 7;
+	TAP_CHECK(cli_parse_id("0", &id, &err) == 0 && id == 0 &&
+			  cli_parse_id("4294967294", &id, &err) == 0 && id == 4294967294u,
+		  "ids 0 and 2^32-2");
+	TAP_CHECK(cli_parse_id("4294967295", &id, &err) < 0 && cli_parse_id("-1", &id, &err) < 0 &&
+			  cli_parse_id("", &id, &err) < 0 && cli_parse_id("65534x", &id, &err) < 0 &&
+			  cli_parse_id("nobody", &id, &err) < 0 &&
+			  cli_parse_id("99999999999999999999", &id, &err) < 0,
+		  "ids: -1 (the kernel's 'unchanged'), names, trailing text, overflow refused");
 	return tap_done();
 }

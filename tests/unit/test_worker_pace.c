@@ -94,12 +94,17 @@ static struct vq_worker *start(const struct vq_handler_ops *ops)
 	struct vq_worker_config cfg = {
 		.dev = &dev,
 		.ops = ops,
-		.vq = &vq,
-		.kick_fd = kick_fd,
+		.ring_max = QSIZE,
 		.interrupt = on_interrupt,
 		.needs_reset = on_needs_reset,
 	};
-	return vq_worker_start(&cfg, &w) == 0 ? w : NULL;
+	if (vq_worker_create(&cfg, &w) != 0)
+		return NULL;
+	if (vq_worker_start(w, &vq, kick_fd) != 0) {
+		vq_worker_destroy(w);
+		return NULL;
+	}
+	return w;
 }
 
 /* Add n one-byte chains and publish them with one avail idx store, as a driver's batch does. */
@@ -171,7 +176,7 @@ static void test_stream(const struct vq_handler_ops *ops, const char *kind)
 	TAP_CHECK(__atomic_load_n(&interrupts, __ATOMIC_SEQ_CST) == 1,
 		  "one interrupt for the burst: used_event 0 was crossed once");
 	TAP_CHECK(resets == 0, "no NEEDS_RESET");
-	vq_worker_stop(w);
+	vq_worker_destroy(w);
 }
 
 /*
@@ -200,7 +205,7 @@ static void test_no_lost_interrupt(void)
 		each = wait_used((uint16_t)(BURST + i)) && wait_at_least(&interrupts, 1 + i);
 	}
 	TAP_CHECK(each, "depth 1: every reply is interrupted for at once");
-	vq_worker_stop(w);
+	vq_worker_destroy(w);
 }
 
 /* More chains than one pass may handle (PACE_PASS_BUDGET): one kick still gets them all answered. */
@@ -218,7 +223,7 @@ static void test_budget(void)
 	TAP_CHECK(wait_used((uint16_t)n) && wait_at_least(&interrupts, 1),
 		  "a burst of 1.5 pass budgets is answered after one kick, and interrupted for");
 	TAP_CHECK(handled == n && resets == 0, "each chain handled once, no NEEDS_RESET");
-	vq_worker_stop(w);
+	vq_worker_destroy(w);
 }
 
 int main(void)
