@@ -18,6 +18,9 @@ static void core_kind(uint32_t id, char *buf, size_t len)
 	case VIRTIO_ID_FS:
 		snprintf(buf, len, "virtio-fs");
 		break;
+	case VIRTIO_ID_CONSOLE:
+		snprintf(buf, len, "virtio-console");
+		break;
 	default:
 		snprintf(buf, len, "virtio device %u", id);
 		break;
@@ -159,6 +162,7 @@ static int core_queue_run(struct virtio_core *c, struct virtio_core_queue *q)
 		.vq = &q->vq,
 		.priv_size = dev->req_priv_size,
 		.kick_fd = q->kick_fd,
+		.event_fd = dev->ops->queue_event_fd ? dev->ops->queue_event_fd(dev, q->index) : -1,
 		.poll_us = dev->poll_us,
 		.max_inflight = dev->max_inflight,
 		.allowed_ops = dev->allowed_ops,

@@ -17,6 +17,7 @@
 #define WK_TAG_KICK UINT64_MAX
 #define WK_TAG_STOP (UINT64_MAX - 1)
 #define WK_TAG_CANCEL (UINT64_MAX - 2)
+#define WK_TAG_EVENT (UINT64_MAX - 3)
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
@@ -39,9 +40,11 @@ struct vq_worker {
 
 	uint64_t kick_buf; /* eventfd counters read by the ring; only the ring writes them */
 	uint64_t stop_buf;
+	uint64_t event_buf;
 	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
 	unsigned int max_inflight;
 	bool kick_armed;
+	bool event_armed; /* the device's event fd is being read */
 	bool stopping;
 	bool backpressure; /* a chain was given back; retry once something completes */
 	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
@@ -179,12 +182,23 @@ static void wk_pop_all(struct vq_worker *w)
 
 static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 {
+	/* Re-arm unless stopping; an error other than a retry would spin, so it disarms. */
+	bool rearm = !w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN);
+
 	if (tag == WK_TAG_KICK) {
-		w->kick_armed = false;
-		/* Re-arm unless stopping; an error other than a retry would spin, so it disarms. */
-		if (!w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN))
-			w->kick_armed =
-				wk_arm_read(w, w->cfg.kick_fd, &w->kick_buf, WK_TAG_KICK) == 0;
+		w->kick_armed =
+			rearm && wk_arm_read(w, w->cfg.kick_fd, &w->kick_buf, WK_TAG_KICK) == 0;
+		return;
+	}
+	if (tag == WK_TAG_EVENT) {
+		w->event_armed =
+			rearm && wk_arm_read(w, w->cfg.event_fd, &w->event_buf, WK_TAG_EVENT) == 0;
+		if (res > 0 && !w->stopping) {
+			/* What the device waited for may have happened: retry what it gave back. */
+			w->backpressure = false;
+			if (w->cfg.ops->event)
+				w->cfg.ops->event(w->cfg.dev, w);
+		}
 		return;
 	}
 	if (tag == WK_TAG_STOP) {
@@ -257,17 +271,20 @@ static bool wk_poll(struct vq_worker *w)
 	return false;
 }
 
-/* Cancel the pending kick read so the ring holds no reference to kick_buf when it is freed. */
-static void wk_cancel_kick(struct vq_worker *w)
+/* Cancel the pending kick and event reads so the ring holds no reference to kick_buf or event_buf
+   when they are freed. */
+static void wk_cancel_reads(struct vq_worker *w)
 {
-	if (!w->kick_armed)
+	if (!w->kick_armed && !w->event_armed)
 		return;
-	struct io_uring_sqe *sqe = wk_sqe(w);
-	if (!sqe)
-		return;
-	io_uring_prep_cancel64(sqe, WK_TAG_KICK, 0);
-	io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
-	while (w->kick_armed) {
+	for (int i = 0; i < 2; i++) {
+		struct io_uring_sqe *sqe = wk_sqe(w);
+		if (!sqe)
+			return;
+		io_uring_prep_cancel64(sqe, i == 0 ? WK_TAG_KICK : WK_TAG_EVENT, 0);
+		io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
+	}
+	while (w->kick_armed || w->event_armed) {
 		struct io_uring_cqe *cqe;
 		wk_submit(w);
 		if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
@@ -342,6 +359,9 @@ static void *wk_main(void *arg)
 	snprintf(name, sizeof(name), "vq%u", w->cfg.queue_index);
 	(void)pthread_setname_np(pthread_self(), name);
 	w->kick_armed = wk_arm_read(w, w->cfg.kick_fd, &w->kick_buf, WK_TAG_KICK) == 0;
+	if (w->cfg.event_fd >= 0)
+		w->event_armed =
+			wk_arm_read(w, w->cfg.event_fd, &w->event_buf, WK_TAG_EVENT) == 0;
 	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, WK_TAG_STOP) < 0)
 		w->stopping = true;
 
@@ -363,6 +383,10 @@ static void *wk_main(void *arg)
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
+		/* The avail ring was just found empty (kicks on) and nothing is open. */
+		if (!w->stopping && !w->backpressure && !w->failed && w->busy_reqs == 0 &&
+		    w->cfg.ops->idle)
+			w->cfg.ops->idle(w->cfg.dev, w);
 		int r;
 		if (w->stopping) {
 			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
@@ -384,7 +408,7 @@ static void *wk_main(void *arg)
 			return NULL;
 		}
 	}
-	wk_cancel_kick(w);
+	wk_cancel_reads(w);
 	__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }

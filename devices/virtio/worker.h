@@ -13,12 +13,14 @@
 /*
  * The worker loop, on its own thread, with its own io_uring (no thread pool, no handoff):
  *
- *   arm READ(kick eventfd) and READ(stop eventfd) on the ring
+ *   arm READ(kick eventfd), READ(stop eventfd) and READ(the device's event fd, if any) on the ring
  *   loop:
  *     pop chains while a request slot is free   -> ops->handle(dev, w, req)
- *     reap every CQE: kick/stop re-armed;  request CQEs -> ops->complete(dev, w, req, res)
+ *     reap every CQE: kick/stop/event re-armed (event -> ops->event);
+ *                     request CQEs -> ops->complete(dev, w, req, res)
  *     vq_publish() once; if vq_should_notify(): set the transport's interrupt status, write irqfd
  *     re-enable kicks (EVENT_IDX avail_event); if chains arrived meanwhile, loop without sleeping
+ *     nothing open and nothing to pop: ops->idle
  *     optional busy-poll of the avail ring for poll_us, then io_uring_submit_and_wait(1)
  *
  * The guest's kick is a KVM ioeventfd on QueueNotify (datamatch = queue index) and is read through
@@ -28,7 +30,9 @@
  *
  * Backpressure: when no request slot is free or the device cannot get the SQEs it needs (max_inflight
  * SQEs already in flight, or the SQ full), the chain is given back (vq_unpop) and retried after the
- * next completions; a request is never failed for lack of room.
+ * next completions; a request is never failed for lack of room. A device waiting for something
+ * that is not a completion of its own (virtio-console: the guest opening a port) gives the chain back
+ * the same way and writes its event fd when the wait is over.
  *
  * Driver bugs: a broken ring (vq_pop -EPROTO) or a malformed chain (-EBADMSG/-EFAULT: its buffers are
  * given back with used length 0) makes the worker stop popping and ask the transport for
@@ -90,6 +94,19 @@ struct vq_handler_ops {
 	 * and must call vq_worker_done() exactly once, when the request is finished.
 	 */
 	void (*complete)(struct virtio_dev *dev, struct vq_worker *w, struct vq_req *req, int res);
+	/*
+	 * Optional. The queue's event fd (vq_worker_config.event_fd) fired: something the device
+	 * waits for happened on another thread (a port opened, a message to send). Called before the
+	 * pass that follows, which retries chains given back with VQ_REQ_BUSY. Submits nothing.
+	 */
+	void (*event)(struct virtio_dev *dev, struct vq_worker *w);
+	/*
+	 * Optional. The worker is about to sleep with nothing to do: no request open, and the avail
+	 * ring found empty after everything before the last event() (kicks re-enabled). For a device
+	 * that acts once the guest's queued buffers are all handled (virtio-console: close a port's
+	 * host side, report a drain). Called before every such sleep; keep it cheap. Submits nothing.
+	 */
+	void (*idle)(struct virtio_dev *dev, struct vq_worker *w);
 };
 
 /* How the transport sets up a worker; copied by vq_worker_start. */
@@ -100,6 +117,8 @@ struct vq_worker_config {
 	struct virtq *vq;        /* validated by vq_init; owned by the worker until it stops */
 	size_t priv_size;        /* bytes of device state per request */
 	int kick_fd;             /* ioeventfd on QueueNotify; read by the worker, owned by the transport */
+	int event_fd;            /* an eventfd the device writes to wake the worker (ops->event), owned
+				    by the device and open while the worker runs; -1: none */
 	unsigned int poll_us;    /* busy-poll the avail ring this long before sleeping; 0 = never */
 	unsigned int max_inflight; /* SQEs in flight at once (sizes the CQ); 0 = 4 per queue entry,
 				      at least 4. When reached, vq_worker_get_sqe returns NULL */
