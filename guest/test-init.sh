@@ -105,6 +105,14 @@ expect 137 "" "a command killed by SIGKILL gives 128+9"
 run "$V ringvm.cmd=sh,-c,sleep%2030%20%26%20exit%203"
 expect 3 "" "the status comes when the command ends, not its orphans"
 
+# No virtio-console ports here (no ringvm device): PID 1 says so and falls back to the console, with
+# stdin at EOF rather than a console nobody types into (up to 10 s of waiting for the ports' names).
+run "$V ringvm.stdio=virtio ringvm.cmd=$(enc sh -c 'cat; echo done')"
+grep -q "cannot be the virtio-console ports" "$work/log"
+expect_said=$?
+[ "$expect_said" = 0 ] && [ "$status" = 0 ] && [ "$(cat "$work/console")" = done ]
+check $? "ringvm.stdio=virtio without ports: said, then the console with stdin at EOF (status $status)"
+
 run "$V ringvm.cmd=no-such-command,arg"
 expect 127 "ringvm-init: cannot run no-such-command: No such file or directory" "a missing command gives 127"
 

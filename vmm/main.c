@@ -1,6 +1,8 @@
 /* main.c: the ringvm command line, a thin client of the library in vmm/ringvm.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <limits.h>
@@ -35,8 +37,9 @@ static void usage_run(FILE *f)
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"Boot a Linux guest and run COMMAND as its only job; ringvm exits with COMMAND's exit\n"
-		"status (128+N if a signal N killed it). Without COMMAND: an interactive shell on the\n"
-		"console (Ctrl-A x ends the VM).\n"
+		"status (128+N if a signal N killed it). COMMAND reads ringvm's stdin and writes its\n"
+		"stdout and stderr, byte for byte, as in a pipeline. Without COMMAND: an interactive\n"
+		"shell on the console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
 		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
@@ -58,6 +61,10 @@ static void usage_run(FILE *f)
 		"                        host: fds (inodes the guest holds + open files; default the\n"
 		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
 		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
+		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
+		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
+		"                        (virtio-console; default when stdin is not a terminal)\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
 		"  -h, --help            this help\n"
@@ -127,7 +134,8 @@ static int cmd_run(int argc, char **argv)
 		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' }, { "disk", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
+		{ "timing", no_argument, NULL, 1000 },      { "share", required_argument, NULL, 's' },
+		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
@@ -144,7 +152,7 @@ static int cmd_run(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtT", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.kernel = optarg;
@@ -184,8 +192,14 @@ static int cmd_run(int argc, char **argv)
 		case 'v':
 			cfg.verbose = true;
 			break;
-		case 'T':
+		case 1000:
 			timing = true;
+			break;
+		case 't':
+			cfg.tty = RINGVM_TTY_ON;
+			break;
+		case 'T':
+			cfg.tty = RINGVM_TTY_OFF;
 			break;
 		case 'h':
 			usage_run(stdout);
@@ -225,6 +239,14 @@ static int cmd_run(int argc, char **argv)
 	if (ret)
 		die("%s", msg);
 	struct ringvm_result res;
+	/* The library writes the command's stdout through its own duplicate and closes it when the
+	   command closes stdout; ours would keep the reader from seeing that EOF. */
+	if (ringvm_streams(vm)) {
+		int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null_fd < 0 || dup2(null_fd, STDOUT_FILENO) < 0)
+			die("/dev/null: %s", strerror(errno));
+		close(null_fd);
+	}
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);
 	int code = ringvm_exit_code(&res);
@@ -241,6 +263,8 @@ static int cmd_run(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	start_ns = now_ns();
+	/* A reader of our stdout or stderr going away is never the end of ringvm. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
 		die("no command given: usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]] (see ringvm --help)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

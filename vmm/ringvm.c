@@ -20,6 +20,7 @@
 #include "arch/x86/boot.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/legacy.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
 #include "guest/protocol.h"
@@ -34,6 +35,9 @@
 #define RINGVM_MAX_CPUS 255 /* xAPIC IDs; 255 is the broadcast ID */
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
+/* At the end, how long the command's output may make no progress (and wait on nothing) before
+   ringvm stops waiting for it: only a stream whose queue worker died stalls that long. */
+#define RINGVM_DRAIN_STALL_MS 5000
 
 struct ringvm {
 	struct ringvm_config cfg;
@@ -42,6 +46,7 @@ struct ringvm {
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
 };
 
 /* A read-only mapping of a whole file. */
@@ -55,8 +60,10 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cpus = 1;
 	cfg->memory = 512ULL << 20;
-	cfg->console_in = STDIN_FILENO;
-	cfg->console_out = STDOUT_FILENO;
+	cfg->stdio[0] = STDIN_FILENO;
+	cfg->stdio[1] = STDOUT_FILENO;
+	cfg->stdio[2] = STDERR_FILENO;
+	cfg->tty = RINGVM_TTY_AUTO;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
 }
@@ -183,13 +190,17 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			return fail(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
-	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
-	if (cfg->argc > 0 && (cfg->console_in < 0 || !isatty(cfg->console_in))) {
+	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
+	   the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	n = 0;
+	if (r->streams)
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO,
+			     RINGVM_STDIO_VIRTIO);
+	else if (cfg->argc > 0 && (cfg->stdio[0] < 0 || !isatty(cfg->stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
-		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
-		len += (size_t)n;
-	}
+	if (n < 0 || (size_t)n >= outlen - len)
+		return fail(err, errlen, -E2BIG, "kernel command line too long");
+	len += (size_t)n;
 	if (append_mounts(r, out, outlen, &len))
 		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
@@ -200,6 +211,33 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			    "the command or --cmdline)",
 			    len, k->cmdline_max);
 	return 0;
+}
+
+/* The command's streams on virtio-console; a closed stdio fd is /dev/null. */
+static int ringvm_add_streams(struct ringvm *r, char *err, size_t errlen)
+{
+	int fds[3], null_fd = -1;
+
+	for (int i = 0; i < 3; i++) {
+		fds[i] = r->cfg.stdio[i];
+		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
+			continue;
+		if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+			return fail(err, errlen, -errno, "/dev/null: %s", strerror(errno));
+		fds[i] = null_fd;
+	}
+	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, fds, err, errlen);
+	if (null_fd >= 0)
+		close(null_fd); /* the device has its own duplicates */
+	return ret;
+}
+
+/* Streams or a tty (ringvm_config.tty): a command without a terminal gets streams. */
+static bool ringvm_wants_streams(const struct ringvm_config *cfg)
+{
+	if (cfg->argc == 0 || cfg->tty == RINGVM_TTY_ON)
+		return false;
+	return cfg->tty == RINGVM_TTY_OFF || cfg->stdio[0] < 0 || !isatty(cfg->stdio[0]);
 }
 
 static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
@@ -241,6 +279,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	}
 	r->vm_created = true;
 	r->vm.verbose = cfg->verbose;
+	r->streams = ringvm_wants_streams(cfg);
 
 	struct x86_kernel k;
 	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
@@ -272,7 +311,13 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		memcpy(dst, initrd.data, initrd.size);
 	}
 
-	ret = console_create(&r->console, &r->vm, cfg->console_in, cfg->console_out, cfg->argc == 0);
+	/* The serial console: the terminal for a tty or the shell; with streams, only what the
+	   kernel and PID 1 have to say, on stderr. */
+	if (r->streams)
+		ret = console_create(&r->console, &r->vm, -1, cfg->stdio[2], false);
+	else
+		ret = console_create(&r->console, &r->vm, cfg->stdio[0], cfg->stdio[1],
+				     cfg->argc == 0);
 	if (ret) {
 		ret = fail(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
@@ -284,6 +329,8 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
+	if (!ret && r->streams)
+		ret = ringvm_add_streams(r, err, errlen);
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
@@ -426,23 +473,47 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 	}
 }
 
+/*
+ * The guest ended by itself (the command's status, a power-off): what the command wrote last may
+ * still be queued on the stdout and stderr ports. Write it out first, however slow the reader,
+ * unless a signal says stop.
+ */
+static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
+{
+	enum vm_stop_reason why = r->vm.stop_reason;
+
+	if (!r->devices.stdio ||
+	    (why != VM_STOP_EXIT_STATUS && why != VM_STOP_POWEROFF && why != VM_STOP_RESET))
+		return;
+	if (vcon_drain(r->devices.stdio, sig_fd, RINGVM_DRAIN_STALL_MS) == -ETIMEDOUT)
+		fprintf(stderr, "ringvm: the command's last output could not be written out (its "
+				"virtio-console queue stopped)\n");
+}
+
+bool ringvm_streams(const struct ringvm *r)
+{
+	return r->streams;
+}
+
 int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 {
 	int sig_fd = -1;
-	sigset_t sigs, old;
+	sigset_t sigs, block, old;
 	sigemptyset(&sigs);
 	if (r->cfg.handle_signals) {
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
 	}
-	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask. */
-	sigaddset(&sigs, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	if (r->cfg.handle_signals) {
-		sigdelset(&sigs, SIGUSR1);
+	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask.
+	   SIGPIPE stays blocked everywhere: a reader going away is an EPIPE to handle, never the end
+	   of ringvm (nor of a program embedding it). */
+	block = sigs;
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (r->cfg.handle_signals)
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	}
 
 	/* Before the first thread (capabilities are per thread; every later one inherits these):
 	   nothing beyond what the shares need, no_new_privs. */
@@ -467,6 +538,7 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ringvm_wait(r, sig_fd);
 
 	vcpus_stop(&r->vm);
+	ringvm_drain_streams(r, sig_fd);
 	ringvm_devices_stop(&r->devices);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);

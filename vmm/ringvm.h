@@ -10,6 +10,13 @@
 #define RINGVM_EXIT_ERROR 125 /* ringvm could not start or run the guest (bad input, host failure) */
 #define RINGVM_EXIT_CRASH 123 /* the guest crashed: kernel panic, triple fault, KVM internal error */
 
+/* How the command's standard streams reach it (ringvm_config.stdio). */
+enum ringvm_tty {
+	RINGVM_TTY_AUTO = 0, /* a tty when stdio[0] is a terminal, else streams */
+	RINGVM_TTY_ON,	     /* the serial console, as an interactive terminal (-t) */
+	RINGVM_TTY_OFF,	     /* streams, even from a terminal (-T) */
+};
+
 struct ringvm_config {
 	const char *kernel;  /* bzImage or PVH vmlinux; required */
 	const char *initrd;  /* NULL: none */
@@ -25,8 +32,16 @@ struct ringvm_config {
 	const char *root;    /* --root HOSTDIR[,rw]: the guest's root over virtio-fs; NULL: initramfs */
 	const char *fs_limits; /* --fs-limits fds=N,dir_buffers=N for all shares; NULL: defaults */
 	bool verbose;        /* guest kernel messages on the console */
-	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
-	int console_out;     /* the guest console's bytes */
+	/*
+	 * The command's stdin, stdout and stderr on the host (default 0, 1, 2). Without a tty they
+	 * reach the command as they are, through virtio-console ports: byte-exact, EOF and EPIPE as on
+	 * pipes, flow control both ways (devices/console/virtio_console.h); the serial console (the
+	 * kernel's messages with verbose, a panic, PID 1's errors) then goes to stdio[2], never into
+	 * stdout. With a tty, and for the shell (no command), the serial console is the terminal:
+	 * input from stdio[0] when it is one, output to stdio[1]. A closed fd counts as /dev/null.
+	 */
+	int stdio[3];
+	enum ringvm_tty tty; /* RINGVM_TTY_AUTO (default): a tty when stdio[0] is a terminal */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
 	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
 			      * (default true; a runtime doing other work in-process may opt out) */
@@ -34,7 +49,7 @@ struct ringvm_config {
 			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
 
-/* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command, seccomp on. */
+/* Defaults: 1 vCPU, 512 MiB, stdio 0/1/2 with the tty decided by stdio[0], no command, seccomp on. */
 void ringvm_config_init(struct ringvm_config *cfg);
 
 enum ringvm_end {
@@ -66,6 +81,14 @@ struct ringvm;
  */
 __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out,
 						      char *err, size_t errlen);
+
+/*
+ * True when the command's streams go through virtio-console: ringvm reads and writes duplicates
+ * of stdio[0..2] from its own threads, and closes its stdout duplicate when the command closes its
+ * stdout. A caller that keeps its own stdio[1] open delays the EOF the reader sees until it closes
+ * it (the CLI points its fd 1 at /dev/null).
+ */
+bool ringvm_streams(const struct ringvm *vm);
 
 /* Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. */
 __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct ringvm_result *res);

@@ -30,8 +30,8 @@ read -r pid pgrp sid tpgid <"$tmp/out"
 	notok "process group and session $(show)"
 
 vm -- /no/such/command
-[ "$rc" = 127 ] && grep -q "no/such/command" "$tmp/out" && ok "a missing command gives 127 and says so" ||
-	notok "missing command $(show)"
+[ "$rc" = 127 ] && grep -q "no/such/command" "$tmp/err" && [ ! -s "$tmp/out" ] &&
+	ok "a missing command gives 127 and says so on stderr" || notok "missing command $(show)"
 
 if [ -z "${SAN_PASS:-}" ]; then
 	vm --cpus 2 --memory 768M -- sh -c 'nproc; grep MemTotal /proc/meminfo'
@@ -62,8 +62,11 @@ if [ -z "${SAN_PASS:-}" ]; then
 		notok "build/guest/kernel/vmlinux missing"
 	fi
 
-	vm --verbose -- true
-	grep -q "Linux version" "$tmp/out" && ok "--verbose shows the kernel's messages" || notok "--verbose $(show)"
+	# The kernel's messages are on the serial console, which goes to stderr: stdout is the command's.
+	vm --verbose -- echo only-this
+	grep -q "Linux version" "$tmp/err" && [ "$(cat "$tmp/out")" = only-this ] &&
+		ok "--verbose shows the kernel's messages on stderr, never in the command's stdout" ||
+		notok "--verbose $(show)"
 fi
 
 # The console's last bytes at exit. A command that prints 14 KB and exits at once leaves up to 4 KiB
