@@ -13,8 +13,9 @@ GUEST_INIT := $(GUEST_DIR)/init
 GUEST_COMPRESS := lz4
 GUEST_INITRD := $(GUEST_DIR)/initramfs.img
 # Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. overlay puts a
-# tmpfs over a read-only ringvm.root= share. virtio_console carries the command's stdio.
-GUEST_MODULES := virtio_mmio virtio_blk virtiofs fuse overlay virtio_console
+# tmpfs over a read-only ringvm.root= share. virtio_console carries the command's stdio. pvpanic_mmio
+# comes first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
+GUEST_MODULES := pvpanic_mmio virtio_mmio virtio_blk virtiofs fuse overlay virtio_console
 # PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c),
 # the command's streams over virtio-console (stdio.c, relay.c, vport.c).
 GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c \

@@ -24,7 +24,7 @@ struct console {
 	bool input_started;
 	bool escape;          /* Ctrl-A seen: the next key is a ringvm command */
 	unsigned int panic_match; /* bytes of the panic marker matched so far (vCPU threads, uart lock) */
-	atomic_bool panicked;
+	atomic_bool panicked;     /* the kernel printed its panic line before pvpanic bound */
 };
 
 /*
