@@ -17,9 +17,10 @@ GUEST_INITRD := $(GUEST_DIR)/initramfs.img
 # comes first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
 GUEST_MODULES := pvpanic_mmio virtio_mmio virtio_blk virtiofs fuse overlay virtio_console
 # PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c),
-# the command's streams over virtio-console (stdio.c, relay.c, vport.c).
+# the command's streams over virtio-console (stdio.c, relay.c, vport.c), its environment, directory and
+# user (launch.c).
 GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c \
-	guest/stdio.c guest/relay.c guest/vport.c
+	guest/stdio.c guest/relay.c guest/vport.c guest/launch.c
 
 # The encoder is the VMM's, the decoder PID 1's: one implementation for both ends.
 LIB_SRCS += guest/cmdline.c
@@ -27,7 +28,8 @@ UNIT_TESTS += guest_cmdline
 test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
 FUZZERS += guest_cmdline
 fuzz_guest_cmdline_SRCS := guest/cmdline.c guest/fuzz_cmdline.c
-UNIT_TESTS += guest_relay guest_vport
+UNIT_TESTS += guest_relay guest_vport guest_launch
+test_guest_launch_SRCS := guest/launch.c guest/cmdline.c guest/test_launch.c
 test_guest_relay_SRCS := guest/relay.c guest/test_relay.c
 test_guest_vport_SRCS := guest/vport.c guest/test_vport.c
 UNIT_TESTS += guest_drain
@@ -52,7 +54,7 @@ $(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
 	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
 
 $(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h \
-		guest/stdio.h guest/relay.h guest/vport.h | $(DEPS_STAMP)
+		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
 	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)

@@ -3,6 +3,7 @@
 #include "guest/cmdline.h"
 #include "guest/drain.h"
 #include "guest/fs.h"
+#include "guest/launch.h"
 #include "guest/protocol.h"
 #include "guest/say.h"
 #include "guest/stdio.h"
@@ -33,12 +34,8 @@
 /* How long the virtio-console ports may take to show their names after the module loaded. */
 #define INIT_PORTS_TIMEOUT_MS 10000
 
-static char *init_env[] = {
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	"HOME=/root",
-	"TERM=linux",
-	NULL,
-};
+/* The command's environment, working directory and user (ringvm.env=, .cwd=, .user=). */
+static struct launch init_launch;
 
 /* A power request from busybox's halt/poweroff/reboot (without -f): the RB_* command, or 0. */
 static volatile sig_atomic_t init_power_request;
@@ -265,7 +262,8 @@ static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
 
 /*
  * In the child: its own process group, in the foreground of the console PID 1 holds (job control,
- * /dev/tty and Ctrl-C reach the command, not PID 1), the fixed environment, then exec. Its fds 0-2
+ * /dev/tty and Ctrl-C reach the command, not PID 1), its user, directory and environment
+ * (guest/launch.h), then exec. Its fds 0-2
  * are the console, or with `streams` (ringvm.stdio=virtio) the pipes PID 1 relays to the ports.
  * Never returns.
  */
@@ -305,10 +303,17 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[], const 
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
-	if (chdir("/") < 0)
-		say("chdir /: %s", strerror(errno));
-	/* execvp searches the caller's PATH, so the fixed environment must be ours before the call. */
-	environ = init_env;
+	{
+		const char *what;
+
+		err = launch_apply(&init_launch, &what);
+		if (err < 0) {
+			say("cannot run %s: %s: %s", argv[0], what, strerror(-err));
+			_exit(INIT_STATUS_BAD_REQUEST);
+		}
+	}
+	/* execvp searches the caller's PATH, so the environment must be the command's before the call. */
+	environ = init_launch.envp;
 	execvp(argv[0], argv);
 	err = errno;
 	say("cannot run %s: %s", argv[0], strerror(err));
@@ -433,6 +438,14 @@ int main(void)
 			  !strcmp(flag, "null");
 	say_verbose = cmdline_find_param(cmdline, RINGVM_CMDLINE_VERBOSE, flag, sizeof(flag)) == 1 &&
 		      flag[0] == '1';
+	{
+		const char *why;
+
+		if (launch_parse(&init_launch, cmdline, &why) < 0) {
+			say("%s", why);
+			init_finish(INIT_STATUS_BAD_REQUEST, -1);
+		}
+	}
 	fs_mount_boot();
 	init_load_modules();
 

@@ -22,6 +22,11 @@
  *                            After the command ended PID 1 hands over what it left in the pipes and
  *                            closes the ports; the VMM writes out everything queued on them before it
  *                            exits with the status.
+ *   ringvm.env=NAME=VALUE,...  the command's environment: PID 1's default (PATH, HOME, TERM) with these
+ *                            over it (guest/launch.h), in the ringvm.cmd= wire form.
+ *   ringvm.cwd=DIR           the command's working directory (absolute; wire form); default "/".
+ *   ringvm.user=UID:GID      the command runs as this uid and gid (decimal), no supplementary groups.
+ *                            A directory or user that cannot be set ends the run with status 125.
  *   ringvm.mount=TAG,PATH,MODE,TAG,PATH,MODE,...
  *                            virtio-fs shares (--share), in the ringvm.cmd= wire form: a list of
  *                            triples, each field percent-encoded; MODE is "ro" or "rw". PID 1 mounts
@@ -56,6 +61,9 @@
 #define RINGVM_CMDLINE_MOUNT "ringvm.mount="
 #define RINGVM_CMDLINE_ROOT "ringvm.root="
 #define RINGVM_CMDLINE_STDIO "ringvm.stdio="
+#define RINGVM_CMDLINE_ENV "ringvm.env="
+#define RINGVM_CMDLINE_CWD "ringvm.cwd="
+#define RINGVM_CMDLINE_USER "ringvm.user="
 #define RINGVM_STDIO_VIRTIO "virtio"
 #define RINGVM_PORT_STDIN "ringvm.stdin"
 #define RINGVM_PORT_STDOUT "ringvm.stdout"

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_parse_size(const char *s, uint64_t *out, const char **err)
 {
@@ -69,5 +70,44 @@ int cli_parse_cpus(const char *s, unsigned int *out, const char **err)
 		return -EINVAL;
 	}
 	*out = (unsigned int)v;
+	return 0;
+}
+
+/* A decimal id: digits only, below 2^32 - 1 (the kernel's "unchanged"); end is where it stops. */
+static int cli_id(const char *s, const char *end, uint32_t *out)
+{
+	if (s == end || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	char *stop;
+	errno = 0;
+	unsigned long long v = strtoull(s, &stop, 10);
+	if (errno == ERANGE || stop != end || v >= UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid, const char **err)
+{
+	const char *colon = s ? strchr(s, ':') : NULL;
+	const char *end = s ? s + strlen(s) : NULL;
+	if (!s || cli_id(s, colon ? colon : end, uid) < 0 ||
+	    (colon && cli_id(colon + 1, end, gid) < 0)) {
+		*err = "want UID[:GID] in decimal (names are not looked up)";
+		return -EINVAL;
+	}
+	if (!colon)
+		*gid = *uid;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
+{
+	uint32_t v;
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > 10000000) {
+		*err = "want whole seconds, 1 to 10000000";
+		return -EINVAL;
+	}
+	*out = v;
 	return 0;
 }

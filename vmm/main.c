@@ -61,6 +61,11 @@ static void usage_run(FILE *f)
 		"                        host: fds (inodes the guest holds + open files; default the\n"
 		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
 		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"  -e, --env NAME=VALUE  COMMAND's environment: NAME=VALUE over a small default (PATH,\n"
+		"                        HOME, TERM); repeatable\n"
+		"  -w, --workdir DIR     COMMAND's working directory (absolute; default /)\n"
+		"  -u, --user UID[:GID]  run COMMAND as this uid and gid (default gid: the uid), numeric\n"
+		"      --timeout SECONDS stop the guest after SECONDS and exit 124, as timeout(1)\n"
 		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
 		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
 		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
@@ -70,8 +75,9 @@ static void usage_run(FILE *f)
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
-		"%d when the guest crashed (kernel panic, triple fault); %d when ringvm itself failed.\n",
-		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
+		"%d when the guest crashed (kernel panic, triple fault); %d after --timeout; %d when\n"
+		"ringvm itself failed.\n",
+		RINGVM_EXIT_CRASH, RINGVM_EXIT_TIMEOUT, RINGVM_EXIT_ERROR);
 }
 
 void die(const char *fmt, ...)
@@ -136,6 +142,8 @@ static int cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
 		{ "timing", no_argument, NULL, 1000 },      { "share", required_argument, NULL, 's' },
 		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
+		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
 		{ "root", required_argument, NULL, 'r' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
@@ -145,6 +153,8 @@ static int cmd_run(int argc, char **argv)
 	cfg.handle_signals = true;
 	const char *disks[64], *shares[64];
 	unsigned int nr_disks = 0, nr_shares = 0;
+	char *env[256];
+	int nr_env = 0;
 	const char *initrd = NULL;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	const char *err;
@@ -152,7 +162,7 @@ static int cmd_run(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtT", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtTe:w:u:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.kernel = optarg;
@@ -198,6 +208,27 @@ static int cmd_run(int argc, char **argv)
 		case 't':
 			cfg.tty = RINGVM_TTY_ON;
 			break;
+		case 'e':
+			if (nr_env == (int)(sizeof(env) / sizeof(env[0])))
+				die("--env: at most %zu variables", sizeof(env) / sizeof(env[0]));
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				die("--env %s: want NAME=VALUE", optarg);
+			env[nr_env++] = optarg;
+			break;
+		case 'w':
+			if (optarg[0] != '/')
+				die("--workdir %s: the directory must be absolute", optarg);
+			cfg.workdir = optarg;
+			break;
+		case 'u':
+			if (cli_parse_user(optarg, &cfg.uid, &cfg.gid, &err))
+				die("--user %s: %s", optarg, err);
+			cfg.set_user = true;
+			break;
+		case 1001:
+			if (cli_parse_seconds(optarg, &cfg.timeout_s, &err))
+				die("--timeout %s: %s", optarg, err);
+			break;
 		case 'T':
 			cfg.tty = RINGVM_TTY_OFF;
 			break;
@@ -215,6 +246,8 @@ static int cmd_run(int argc, char **argv)
 		    argv[optind]);
 	cfg.argv = argv + optind;
 	cfg.argc = argc - optind;
+	cfg.env = env;
+	cfg.nr_env = nr_env;
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
@@ -251,7 +284,7 @@ static int cmd_run(int argc, char **argv)
 	ringvm_destroy(vm);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
-	    res.end == RINGVM_END_ERROR)
+	    res.end == RINGVM_END_ERROR || res.end == RINGVM_END_TIMEOUT)
 		fprintf(stderr, "ringvm: %s\n", res.message);
 	else if (cfg.verbose)
 		fprintf(stderr, "ringvm: %s\n", res.message);

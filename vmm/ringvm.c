@@ -47,6 +47,7 @@ struct ringvm {
 	bool console_created;
 	struct ringvm_devices devices;
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
+	bool timed_out; /* ringvm_wait stopped the run at cfg.timeout_s */
 };
 
 /* A read-only mapping of a whole file. */
@@ -161,6 +162,45 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
+/* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. */
+static int append_launch(const struct ringvm_config *cfg, char *out, size_t outlen, size_t *len)
+{
+	if (cfg->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, cfg->env, cfg->nr_env))
+		return -E2BIG;
+	if (cfg->workdir) {
+		char *dir[1] = { (char *)(uintptr_t)cfg->workdir };
+		if (append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, dir, 1))
+			return -E2BIG;
+	}
+	if (cfg->set_user) {
+		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, cfg->uid,
+				 cfg->gid);
+		if (n < 0 || (size_t)n >= outlen - *len)
+			return -E2BIG;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
+/* The launch settings a guest can take: NAME=VALUE entries, an absolute directory, real ids. */
+static int check_launch(const struct ringvm_config *cfg, char *err, size_t errlen)
+{
+	for (int i = 0; i < cfg->nr_env; i++) {
+		const char *e = cfg->env[i], *eq = e ? strchr(e, '=') : NULL;
+		if (!eq || eq == e)
+			return fail(err, errlen, -EINVAL, "--env %s: want NAME=VALUE", e ? e : "(null)");
+	}
+	if (cfg->workdir && cfg->workdir[0] != '/')
+		return fail(err, errlen, -EINVAL, "--workdir %s: the directory must be absolute",
+			    cfg->workdir);
+	if (cfg->set_user && (cfg->uid == UINT32_MAX || cfg->gid == UINT32_MAX))
+		return fail(err, errlen, -EINVAL, "--user: 4294967295 is not a usable id");
+	if ((cfg->nr_env || cfg->workdir || cfg->set_user) && cfg->argc == 0)
+		return fail(err, errlen, -EINVAL,
+			    "--env, --workdir and --user apply to a COMMAND (none given)");
+	return 0;
+}
+
 static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, char *out, size_t outlen,
 			 char *err, size_t errlen)
 {
@@ -201,6 +241,9 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 	if (n < 0 || (size_t)n >= outlen - len)
 		return fail(err, errlen, -E2BIG, "kernel command line too long");
 	len += (size_t)n;
+	if (append_launch(cfg, out, outlen, &len))
+		return fail(err, errlen, -E2BIG, "kernel command line too long (the environment, "
+						  "working directory or user)");
 	if (append_mounts(r, out, outlen, &len))
 		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
@@ -253,6 +296,9 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 			    "--memory must be a multiple of 4K between 64M and 1T");
 	if (!cfg->kernel)
 		return fail(err, errlen, -EINVAL, "no kernel given");
+	ret = check_launch(cfg, err, errlen);
+	if (ret)
+		return ret;
 
 	ret = map_file(cfg->kernel, &kernel);
 	if (ret)
@@ -404,11 +450,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Wait for the end of the run; signals (when handled) and a panicking kernel end it too. */
+/* Wait for the end of the run; signals (when handled), the timeout and a panicking kernel end it too. */
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
+	uint64_t deadline = r->cfg.timeout_s ? now_ms() + (uint64_t)r->cfg.timeout_s * 1000 : 0;
 	while (!atomic_load(&r->vm.stopping)) {
+		if (deadline && now_ms() >= deadline) {
+			r->timed_out = true;
+			vm_request_stop(&r->vm, VM_STOP_HOST, RINGVM_EXIT_TIMEOUT, "timed out after %u s",
+					r->cfg.timeout_s);
+			break;
+		}
 		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
 		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
 		if (n < 0 && errno != EINTR)
@@ -463,7 +516,9 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 		res->end = RINGVM_END_CRASH;
 		break;
 	case VM_STOP_HOST:
-		res->end = RINGVM_END_STOPPED;
+		/* The timeout's own request, unless something else stopped the run first. */
+		res->end = r->timed_out && vm->stop_status == RINGVM_EXIT_TIMEOUT ? RINGVM_END_TIMEOUT
+										    : RINGVM_END_STOPPED;
 		res->status = vm->stop_status;
 		break;
 	case VM_STOP_NONE:
@@ -581,6 +636,8 @@ int ringvm_exit_code(const struct ringvm_result *res)
 	case RINGVM_END_PANIC:
 	case RINGVM_END_CRASH:
 		return RINGVM_EXIT_CRASH;
+	case RINGVM_END_TIMEOUT:
+		return RINGVM_EXIT_TIMEOUT;
 	case RINGVM_END_ERROR:
 		break;
 	}

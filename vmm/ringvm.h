@@ -9,6 +9,7 @@
 /* Exit statuses of the ringvm CLI other than the guest command's own. */
 #define RINGVM_EXIT_ERROR 125 /* ringvm could not start or run the guest (bad input, host failure) */
 #define RINGVM_EXIT_CRASH 123 /* the guest crashed: kernel panic, triple fault, KVM internal error */
+#define RINGVM_EXIT_TIMEOUT 124 /* the run took longer than its timeout (as timeout(1) says) */
 
 /* How the command's standard streams reach it (ringvm_config.stdio). */
 enum ringvm_tty {
@@ -42,6 +43,15 @@ struct ringvm_config {
 	 */
 	int stdio[3];
 	enum ringvm_tty tty; /* RINGVM_TTY_AUTO (default): a tty when stdio[0] is a terminal */
+	/* How the command runs (guest/launch.h). env: NAME=VALUE entries over the guest's small
+	   default environment (PATH, HOME, TERM); workdir: absolute, default "/"; user: uid and gid,
+	   no supplementary groups. */
+	char *const *env;
+	int nr_env;
+	const char *workdir;	/* NULL: "/" */
+	bool set_user;
+	uint32_t uid, gid;
+	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds (RINGVM_END_TIMEOUT) */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
 	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
 			      * (default true; a runtime doing other work in-process may opt out) */
@@ -60,6 +70,7 @@ enum ringvm_end {
 	RINGVM_END_CRASH,       /* triple fault or a KVM error */
 	RINGVM_END_STOPPED,     /* stopped from the host (signal, ringvm_stop, Ctrl-A x) */
 	RINGVM_END_ERROR,       /* ringvm failed while the guest ran */
+	RINGVM_END_TIMEOUT,     /* timeout_s ran out; the guest was stopped */
 };
 
 struct ringvm_result {
@@ -98,7 +109,8 @@ void ringvm_stop(struct ringvm *vm);
 
 void ringvm_destroy(struct ringvm *vm);
 
-/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH or _ERROR. */
+/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH, _TIMEOUT or
+   _ERROR. */
 int ringvm_exit_code(const struct ringvm_result *res);
 
 /*

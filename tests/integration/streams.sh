@@ -1,6 +1,7 @@
 #!/bin/bash
 # streams.sh: the command's stdin, stdout and stderr are ringvm's own, as pipes (issue 11): bytes,
-# EOF both ways, a reader going away, a paused reader, through virtio-console. Four boots (two with
+# EOF both ways, a reader going away, a paused reader, through virtio-console; the launcher options
+# (-e, -w, -u, --timeout). Six boots (two with
 # SAN_PASS=1). Needs a KVM that runs Linux (the lab here). Env: RINGVM, STREAM_MB (default 10). TAP.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +57,20 @@ if [ -z "${SAN_PASS:-}" ]; then
 	[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = early ] && grep -q saw-eof "$tmp/err" &&
 		ok "the command closes stdout: the host's reader sees EOF while the command still runs" ||
 		notok "stdout EOF before the end: status $rc, out '$(head -c 40 "$tmp/out")' (stderr: $(tail -c 300 "$tmp/err"))"
+
+	# Launcher options: environment over the default, working directory, user and group (no
+	# supplementary groups), then a timeout that stops a command that would run for 10 minutes.
+	vm -e FOO=bar -e TERM=dumb -w /tmp -u 1000:1001 -- sh -c 'echo "$FOO $TERM $HOME"; pwd; id -u; id -g; id -G'
+	[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = "$(printf 'bar dumb /\n/tmp\n1000\n1001\n1001')" ] &&
+		ok "-e FOO=bar -e TERM=dumb -w /tmp -u 1000:1001: the command's environment, directory, uid and gid" ||
+		notok "launcher options $(show)"
+	start=$SECONDS
+	vm --timeout 20 -- sh -c 'echo started; sleep 600'
+	took=$((SECONDS - start))
+	[ "$rc" = 124 ] && [ "$took" -lt 60 ] && [ "$(grep -c '^ringvm:' "$tmp/err")" = 1 ] &&
+		grep -q '^ringvm: timed out after 20 s' "$tmp/err" &&
+		ok "--timeout 20 stops a 10-minute command: status 124, one line, ${took} s ($(cat "$tmp/out"))" ||
+		notok "--timeout: ${took} s $(show)"
 fi
 
 it_done
