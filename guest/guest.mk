@@ -38,7 +38,7 @@ UNIT_TESTS += guest_mounts
 test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/test_mounts.c
 FUZZERS += guest_mounts
 fuzz_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/fuzz_mounts.c
-DEPS_PKGS += musl-tools busybox-static cpio kmod lz4
+DEPS_PKGS += musl-tools busybox-static cpio kmod lz4 linux-libc-dev
 ALL_TARGETS += $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
 
 # fetch-kernel.sh makes vmlinuz and version together, and does nothing when both exist.
@@ -53,11 +53,20 @@ $(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
 	@$(if $(Q),echo "  UNZIP   $@")
 	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
 
+# musl brings no kernel headers: PID 1 gets the kernel's uapi (linux/, asm/, asm-generic/ from
+# Debian's linux-libc-dev) through links of their own, never the rest of glibc's /usr/include.
+GUEST_UAPI := $(GUEST_DIR)/uapi
+$(GUEST_UAPI)/.linked: | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)ln -sfn /usr/include/linux $(GUEST_UAPI)/linux && \
+		ln -sfn /usr/include/$(shell gcc -dumpmachine)/asm $(GUEST_UAPI)/asm && \
+		ln -sfn /usr/include/asm-generic $(GUEST_UAPI)/asm-generic && touch $@
+
 $(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h \
-		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h | $(DEPS_STAMP)
+		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h $(GUEST_UAPI)/.linked | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
-	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)
+	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -isystem $(GUEST_UAPI) -o $@ $(GUEST_INIT_SRCS)
 
 $(GUEST_INITRD): $(GUEST_INIT) $(GUEST_KERNEL_DIR)/version guest/mkinitramfs.sh guest/kmod-closure.sh \
 		guest/guest.mk

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/netlink.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +36,17 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 
 	if (access(STDIO_DRIVER_DIR, F_OK) != 0)
 		return -ENODEV;
-	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names, flags, ports, 3, timeout_ms);
+	/* The port names come with uevents: wait for those rather than on short sleeps. */
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int uevents = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			     NETLINK_KOBJECT_UEVENT);
+	if (uevents >= 0 && bind(uevents, (struct sockaddr *)&nl, sizeof(nl)) < 0) {
+		close(uevents);
+		uevents = -1;
+	}
+	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names, flags, ports, 3, timeout_ms, uevents);
+	if (uevents >= 0)
+		close(uevents);
 	if (err)
 		return err;
 	for (int i = 0; i < 3; i++) {

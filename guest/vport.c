@@ -6,12 +6,16 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#define VPORT_TICK_MS 5
+#define VPORT_TICK_MS 5	     /* without a wake fd: look again this often */
+#define VPORT_RESCAN_MS 1000 /* with one: in case an event was missed */
 
 /* The port's name from sysfs, without its newline; false when it has none (yet). */
 static bool vport_name(const char *sys_dir, const char *entry, char *buf, size_t size)
@@ -63,20 +67,44 @@ static int vport_scan(const char *sys_dir, const char *dev_dir, const char *cons
 	return (int)open_count;
 }
 
-int vport_open_by_name(const char *sys_dir, const char *dev_dir, const char *const *names,
-		       const int *flags, int *fds, unsigned int n, unsigned int timeout_ms)
+static uint64_t vport_now_ms(void)
 {
-	const struct timespec tick = { 0, VPORT_TICK_MS * 1000000L };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Sleep until wake_fd (a datagram socket) has news, drained, or ms passed. */
+static void vport_wait(int wake_fd, unsigned int ms)
+{
+	struct pollfd p = { wake_fd, POLLIN, 0 };
+	char buf[4096];
+
+	if (poll(&p, wake_fd >= 0 ? 1 : 0, (int)ms) <= 0 || !(p.revents & POLLIN))
+		return;
+	while (recv(wake_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0) {
+	}
+}
+
+int vport_open_by_name(const char *sys_dir, const char *dev_dir, const char *const *names,
+		       const int *flags, int *fds, unsigned int n, unsigned int timeout_ms,
+		       int wake_fd)
+{
+	uint64_t start = vport_now_ms();
 	int err = 0;
 
 	for (unsigned int i = 0; i < n; i++)
 		fds[i] = -1;
-	for (unsigned int waited = 0;; waited += VPORT_TICK_MS) {
+	for (;;) {
 		if (vport_scan(sys_dir, dev_dir, names, flags, fds, n, &err) == (int)n)
 			return 0;
+		uint64_t waited = vport_now_ms() - start;
 		if (err || waited >= timeout_ms)
 			break;
-		nanosleep(&tick, NULL);
+		unsigned int left = (unsigned int)(timeout_ms - waited);
+		unsigned int step = wake_fd >= 0 ? VPORT_RESCAN_MS : VPORT_TICK_MS;
+		vport_wait(wake_fd, left < step ? left : step);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (fds[i] >= 0)
