@@ -124,7 +124,7 @@ def host_append(path):
     while not os.path.exists(path + ".start"):
         if time.monotonic() > deadline:
             sys.exit("append: %s.start never appeared" % path)
-        time.sleep(0.05)
+        time.sleep(0.2)
     data, off, i = grow_data(), 0, 0
     while off < len(data):
         piece = data[off:off + GROW_CHUNKS[i % len(GROW_CHUNKS)]]
@@ -137,7 +137,8 @@ def host_append(path):
 def guest_grow(path):
     """Read PATH whole, again and again, and follow it with one open fd (tail -f style), while the
     host appends: every read must be a prefix of GROW. Ends when both saw all of GROW (the guest's
-    cached size may lag by its attribute timeout) or after a minute."""
+    cached size may lag by its attribute timeout) or after three minutes: the host's appender is a
+    process of a loaded L1 too (one minute was not enough for it to start appending, once)."""
     want = grow_data()
     open(path + ".start", "w").close()
     tail = os.open(path, os.O_RDONLY)
@@ -146,7 +147,7 @@ def guest_grow(path):
     sizes = set()
     whole = b""
     t0 = time.monotonic()
-    deadline = t0 + 60
+    deadline = t0 + 180
     first_growth = None
     bufs = [65536, 4095, 1, 131072, 4097]
     while time.monotonic() < deadline:
