@@ -73,7 +73,7 @@ refuse "--env for the shell (no command)" "apply to a COMMAND" run --kernel "$fw
 "$ringvm" run --help >"$tmp/out" 2>&1
 missing=""
 for o in --kernel --initrd --cmdline --cpus --memory --disk --verbose --help --env --workdir --user \
-	--timeout --tty --no-tty; do
+	--timeout --tty --no-tty --share --root --fs-limits --jail --uid --gid --timing; do
 	grep -q -- "$o" "$tmp/out" || missing="$missing $o"
 done
 [ -z "$missing" ] && pass "run --help describes every option" || fail "run --help lacks:$missing"
