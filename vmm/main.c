@@ -330,9 +330,29 @@ static int cmd_run(int argc, char **argv)
 	return code;
 }
 
+/*
+ * A closed fd 0, 1 or 2 would be taken by ringvm's next open (/dev/kvm, a disk image), which the
+ * streams would then hand the command as stdin or write its output to: /dev/null stands in, as a
+ * closed stdio fd means to ringvm_config. open() returns the lowest free fd, so this fills them in
+ * order.
+ */
+static void stdio_fill_closed(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		int null_fd = open("/dev/null", O_RDWR);
+		if (null_fd < 0)
+			die("/dev/null: %s", strerror(errno));
+		if (null_fd != fd) /* cannot happen: every fd below was open */
+			close(null_fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	start_ns = now_ns();
+	stdio_fill_closed();
 	/* A reader of our stdout or stderr going away is never the end of ringvm. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
