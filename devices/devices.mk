@@ -28,3 +28,4 @@ fuzz_blkreq_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/
 	vmm/guest_mem.c devices/virtio/fuzz_ring.c devices/blk/fuzz_blkreq.c
 include devices/fs/fs.mk
 include devices/vhost_user/vhost_user.mk
+include devices/console/console.mk

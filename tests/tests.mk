@@ -1,8 +1,9 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
 UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer privilege blk_durable fs_hang uring
-# The sealed io_urings of virtio-blk and virtio-fs: declared opcodes run, everything else is EACCES.
-test_uring_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+# The sealed io_urings of virtio-blk, virtio-fs and virtio-console: declared opcodes run, everything
+# else is EACCES.
+test_uring_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(CONSOLE_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/unit/test_uring.c
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).

@@ -14,4 +14,12 @@ __attribute__((warn_unused_result)) int cli_parse_cpus(const char *s, unsigned i
    *err. */
 __attribute__((warn_unused_result)) int cli_parse_id(const char *s, uint32_t *out, const char **err);
 
+/* UID[:GID] in decimal, each below 2^32 - 1; GID defaults to UID. 0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid,
+						       const char **err);
+
+/* --timeout: whole seconds, 1 to 10^7 (about 115 days). 0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_seconds(const char *s, unsigned int *out,
+							  const char **err);
+
 #endif

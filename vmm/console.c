@@ -1,4 +1,4 @@
-/* console.c: COM1's host side: output to a descriptor (watching for a kernel panic), raw terminal input. */
+/* console.c: COM1's host side: output to a descriptor (a panic line, until pvpanic binds), raw terminal input. */
 #define _GNU_SOURCE
 #include "console.h"
 
@@ -18,7 +18,9 @@ static const char panic_marker[] = "Kernel panic - not syncing";
 static void console_tx(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct console *c = opaque;
-	for (size_t i = 0; i < len; i++) {
+	/* Once the guest's pvpanic driver is bound, panics are known through it: the text could
+	   come from any program writing to the console. Before, only the kernel writes here. */
+	for (size_t i = 0; i < len && !atomic_load(&c->vm->pvpanic_bound); i++) {
 		if (buf[i] == (uint8_t)panic_marker[c->panic_match])
 			c->panic_match++;
 		else

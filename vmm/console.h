@@ -25,7 +25,7 @@ struct console {
 	bool input_started;
 	bool escape;          /* Ctrl-A seen: the next key is a ringvm command */
 	unsigned int panic_match; /* bytes of the panic marker matched so far (vCPU threads, uart lock) */
-	atomic_bool panicked;
+	atomic_bool panicked;     /* the kernel printed its panic line before pvpanic bound */
 	const struct seccomp_confinement *confine; /* the input thread's, from console_start */
 };
 

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "devices/blk/blk.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
+#include "guest/protocol.h"
 #include "vmm/machine.h"
 
 /* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. Its
@@ -132,6 +134,28 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	return ret;
 }
 
+int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3], char *err,
+			     size_t errlen)
+{
+	const struct vcon_port_config ports[3] = {
+		{ RINGVM_PORT_STDIN, fds[0], true },
+		{ RINGVM_PORT_STDOUT, fds[1], false },
+		{ RINGVM_PORT_STDERR, fds[2], false },
+	};
+	int ret = vcon_create(ports, 3, &d->stdio);
+	if (ret == 0) {
+		ret = devices_attach(d, vm, vcon_virtio_dev(d->stdio), SECCOMP_ROLE_WORKER_CONSOLE);
+		if (ret) {
+			vcon_destroy(d->stdio);
+			d->stdio = NULL;
+		}
+	}
+	if (ret)
+		snprintf(err, errlen, "the command's standard streams (virtio-console): %s",
+			 strerror(-ret));
+	return ret;
+}
+
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need)
 {
 	memset(need, 0, sizeof(*need));
@@ -177,4 +201,6 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 	}
 	d->nr_shares = 0;
 	d->root_share = -1;
+	vcon_destroy(d->stdio);
+	d->stdio = NULL;
 }

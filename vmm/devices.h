@@ -12,6 +12,7 @@ struct blk_dev;
 struct virtio_fs;
 struct fs_config;
 struct virtio_mmio;
+struct vcon_dev;
 
 #define RINGVM_MAX_DISKS 16
 #define RINGVM_MAX_SHARES 8 /* --share, plus --root */
@@ -27,11 +28,12 @@ struct ringvm_devices {
 	struct virtio_fs *shares[RINGVM_MAX_SHARES];
 	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
-	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
-	/* Each transport's queue workers' confinement (role by device kind), set by start. */
-	struct seccomp_confinement confine[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
-	unsigned int nr_transports;
 	int root_share; /* index into shares of --root, or -1 */
+	struct vcon_dev *stdio; /* the command's streams (virtio-console), or NULL */
+	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES + 1];
+	/* Each transport's queue workers' confinement (role by device kind), set by start. */
+	struct seccomp_confinement confine[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES + 1];
+	unsigned int nr_transports;
 };
 
 /*
@@ -43,15 +45,25 @@ struct ringvm_devices {
 __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm,
 							      const struct ringvm_config *cfg, char *err,
 							      size_t errlen);
+/*
+ * The command's stdin, stdout and stderr as the virtio-console ports guest/protocol.h names
+ * (RINGVM_PORT_*), on a virtio-mmio transport after the other devices. fds[i] are duplicated.
+ * Returns 0 or -errno with a one-line err (nothing created).
+ */
+__attribute__((warn_unused_result)) int ringvm_devices_add_stdio(struct ringvm_devices *d,
+								  struct vm *vm, const int fds[3],
+								  char *err, size_t errlen);
+
 struct priv_need;
 /* What the created shares need from the host kernel (vmm/privilege.h). */
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
 
 /*
  * Make every queue's worker (thread and sealed io_uring), each thread confined in mode with its
- * device's role (SECCOMP_ROLE_WORKER for disks, SECCOMP_ROLE_WORKER_FS for shares). After the
- * capabilities are dropped (threads inherit them), before the vCPUs run and before the caller's
- * own confinement. 0 or -errno.
+ * device's role (SECCOMP_ROLE_WORKER for disks, SECCOMP_ROLE_WORKER_FS for shares,
+ * SECCOMP_ROLE_WORKER_CONSOLE for the command's streams). After the capabilities are dropped
+ * (threads inherit them), before the vCPUs run and before the caller's own confinement. 0 or
+ * -errno.
  */
 __attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d,
 							     enum seccomp_mode mode);

@@ -145,21 +145,35 @@ static int jail_bind(const struct jail *j, const struct jail_path *p)
 	return 0;
 }
 
-/* The jail's /dev/kvm: its own node (a private tmpfs allowing device nodes), the VMM user's. */
-static int jail_dev_kvm(const struct jail *j, const struct jail_options *o)
+/* A device node at path like the host's `host` (a character device), with mode. */
+static int jail_mknod_like(const char *host, const char *path, mode_t mode)
 {
-	char dev[96], kvm[112];
-	snprintf(dev, sizeof(dev), "%s/dev", j->root);
-	snprintf(kvm, sizeof(kvm), "%s/kvm", dev);
 	struct stat st;
-	if (stat("/dev/kvm", &st) < 0)
+	if (stat(host, &st) < 0)
 		return -errno;
 	if (!S_ISCHR(st.st_mode))
 		return -ENODEV;
+	return mknod(path, S_IFCHR | mode, st.st_rdev) < 0 ? -errno : 0;
+}
+
+/*
+ * The jail's /dev (a private tmpfs allowing device nodes): kvm, the VMM user's, and null, which
+ * the command's streams stand in for a closed stdio fd and the CLI points its own stdout at.
+ */
+static int jail_dev(const struct jail *j, const struct jail_options *o)
+{
+	char dev[96], kvm[112], null[112];
+	snprintf(dev, sizeof(dev), "%s/dev", j->root);
+	snprintf(kvm, sizeof(kvm), "%s/kvm", dev);
+	snprintf(null, sizeof(null), "%s/null", dev);
 	if (mkdir(dev, 0755) < 0 ||
-	    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=16k") < 0 ||
-	    mknod(kvm, S_IFCHR | 0600, st.st_rdev) < 0)
+	    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=16k") < 0)
 		return -errno;
+	int ret = jail_mknod_like("/dev/kvm", kvm, 0600);
+	if (!ret)
+		ret = jail_mknod_like("/dev/null", null, 0666);
+	if (ret)
+		return ret;
 	if (o->drop_ids && chown(kvm, o->uid, o->gid) < 0)
 		return -errno;
 	if (mount(NULL, dev, NULL, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY, NULL) < 0)
@@ -187,9 +201,9 @@ static int jail_child(struct jail *j, const struct jail_options *o, char *err, s
 		if (ret)
 			return errmsg(err, errlen, ret, "%s: %s", j->p[i].path, strerror(-ret));
 	}
-	int ret = jail_dev_kvm(j, o);
+	int ret = jail_dev(j, o);
 	if (ret)
-		return errmsg(err, errlen, ret, "/dev/kvm: %s", strerror(-ret));
+		return errmsg(err, errlen, ret, "the jail's /dev (kvm, null): %s", strerror(-ret));
 	char proc[96], old[96], cwd[PATH_MAX + 64];
 	snprintf(proc, sizeof(proc), "%s/proc", j->root);
 	snprintf(old, sizeof(old), "%s/.old", j->root);
@@ -277,6 +291,13 @@ int jail_enter(const struct ringvm_config *cfg, const struct jail_options *o, in
 		sigaddset(&chld, SIGCHLD);
 		sigprocmask(SIG_UNBLOCK, &chld, NULL);
 		return jail_child(&j, o, err, errlen);
+	}
+	/* The parent writes nothing on stdout: its copy would keep a reader of the command's stdout
+	   (ringvm's streams) from seeing EOF when the command closes it. */
+	int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null_fd >= 0) {
+		(void)dup2(null_fd, STDOUT_FILENO);
+		close(null_fd);
 	}
 	*status = jail_wait(child, &sigs);
 	rmdir(j.root);

@@ -14,17 +14,19 @@
  *
  *   - a new mount namespace whose root is an empty read-only tmpfs holding, at the paths the command
  *     line names them by, bind mounts of the kernel, the initrd, every disk and every share (disks
- *     and shares read-only where they are; nosuid, nodev, noexec), a /dev/kvm of its own (a
- *     device node owned by --uid/--gid, as the jailer does), a /proc of the new PID namespace (the
- *     virtio-fs server reopens files through /proc/self/fd) and, where it exists,
+ *     and shares read-only where they are; nosuid, nodev, noexec), a /dev with a kvm node of its
+ *     own (owned by --uid/--gid, as the jailer does) and null, a /proc of the new PID namespace
+ *     (the virtio-fs server reopens files through /proc/self/fd) and, where it exists,
  *     /sys/module/kvm_pvm (ringvm's PVM check): pivot_root into it, the old root detached;
  *   - new IPC, UTS (hostname "ringvm") and network (loopback only, down) namespaces;
  *   - every inherited fd but 0, 1 and 2 closed; RLIMIT_CORE 0 (no core file holding guest memory);
  *   - with uid/gid given: supplementary groups dropped, then gid and uid (real, effective, saved),
  *     so a user with no right to /dev/kvm, the host's files or any capability runs the VM.
  *
- * The parent stays outside: it forwards SIGINT, SIGTERM and SIGHUP to the child and ends with the
- * child's exit status (128 + N when signal N killed it), then removes the jail's empty mount point.
+ * The parent stays outside with its stdout on /dev/null (a reader of the command's stdout must see
+ * EOF when the command closes it, not when ringvm ends). It forwards SIGINT, SIGTERM and SIGHUP to
+ * the child and ends with the child's exit status (128 + N when signal N killed it), then removes
+ * the jail's empty mount point.
  */
 struct jail_options {
 	bool drop_ids; /* set uid and gid below */

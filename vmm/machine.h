@@ -69,6 +69,10 @@ struct vm {
 	bool gate_open;
 	const struct seccomp_confinement *vcpu_confine; /* NULL: not confined */
 
+	/* The guest's pvpanic driver read the device's capabilities (arch/x86/legacy.c): from then on
+	   a panic is known by its write there, and console text is never taken for one. */
+	atomic_bool pvpanic_bound;
+
 	/* Boot timing (CLOCK_MONOTONIC ns; 0 = not yet): written once each, read after the run. */
 	uint64_t t_first_run;
 	atomic_uint_fast64_t t_init;

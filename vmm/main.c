@@ -1,6 +1,8 @@
 /* main.c: the ringvm command line, a thin client of the library in vmm/ringvm.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <limits.h>
@@ -36,8 +38,9 @@ static void usage_run(FILE *f)
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"Boot a Linux guest and run COMMAND as its only job; ringvm exits with COMMAND's exit\n"
-		"status (128+N if a signal N killed it). Without COMMAND: an interactive shell on the\n"
-		"console (Ctrl-A x ends the VM).\n"
+		"status (128+N if a signal N killed it). COMMAND reads ringvm's stdin and writes its\n"
+		"stdout and stderr, byte for byte, as in a pipeline. Without COMMAND: an interactive\n"
+		"shell on the console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
 		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
@@ -59,18 +62,30 @@ static void usage_run(FILE *f)
 		"                        host: fds (inodes the guest holds + open files; default the\n"
 		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
 		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"  -e, --env NAME=VALUE  COMMAND's environment: NAME=VALUE over a small default (PATH,\n"
+		"                        HOME, TERM); repeatable\n"
+		"  -w, --workdir DIR     COMMAND's working directory (absolute; default /)\n"
+		"  -u, --user UID[:GID]  run COMMAND in the guest as this uid and gid (default gid: the\n"
+		"                        uid), numeric\n"
+		"      --timeout SECONDS stop the guest after SECONDS and exit 124, as timeout(1)\n"
+		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
+		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
+		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
+		"                        (virtio-console; default when stdin is not a terminal)\n"
 		"      --jail            run the VMM in namespaces of its own (mount, PID, IPC, UTS,\n"
 		"                        network) whose root holds only the kernel, initrd, disks and\n"
 		"                        shares, every other fd closed, no core dumps (root only)\n"
-		"      --uid N, --gid N  with --jail: run as this user and group (numeric); the disks\n"
-		"                        and shares must be theirs to use, /dev/kvm is made for them\n"
+		"      --uid N, --gid N  with --jail: run the VMM on the host as this user and group\n"
+		"                        (numeric); the disks and shares must be theirs to use,\n"
+		"                        /dev/kvm is made for them\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
-		"%d when the guest crashed (kernel panic, triple fault); %d when ringvm itself failed.\n",
-		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
+		"%d when the guest crashed (kernel panic, triple fault); %d after --timeout; %d when\n"
+		"ringvm itself failed.\n",
+		RINGVM_EXIT_CRASH, RINGVM_EXIT_TIMEOUT, RINGVM_EXIT_ERROR);
 }
 
 void die(const char *fmt, ...)
@@ -133,7 +148,10 @@ static int cmd_run(int argc, char **argv)
 		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' }, { "disk", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
+		{ "timing", no_argument, NULL, 1000 },      { "share", required_argument, NULL, 's' },
+		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
+		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
 		{ "root", required_argument, NULL, 'r' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
@@ -145,6 +163,8 @@ static int cmd_run(int argc, char **argv)
 	cfg.handle_signals = true;
 	const char *disks[64], *shares[64];
 	unsigned int nr_disks = 0, nr_shares = 0;
+	char *env[256];
+	int nr_env = 0;
 	const char *initrd = NULL;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	const char *err;
@@ -153,7 +173,7 @@ static int cmd_run(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtTe:w:u:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.kernel = optarg;
@@ -193,7 +213,7 @@ static int cmd_run(int argc, char **argv)
 		case 'v':
 			cfg.verbose = true;
 			break;
-		case 'T':
+		case 1000:
 			timing = true;
 			break;
 		case 'J':
@@ -209,6 +229,33 @@ static int cmd_run(int argc, char **argv)
 				die("--gid %s: %s", optarg, err);
 			have_gid = true;
 			break;
+		case 't':
+			cfg.tty = RINGVM_TTY_ON;
+			break;
+		case 'e':
+			if (nr_env == (int)(sizeof(env) / sizeof(env[0])))
+				die("--env: at most %zu variables", sizeof(env) / sizeof(env[0]));
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				die("--env %s: want NAME=VALUE", optarg);
+			env[nr_env++] = optarg;
+			break;
+		case 'w':
+			if (optarg[0] != '/')
+				die("--workdir %s: the directory must be absolute", optarg);
+			cfg.workdir = optarg;
+			break;
+		case 'u':
+			if (cli_parse_user(optarg, &cfg.uid, &cfg.gid, &err))
+				die("--user %s: %s", optarg, err);
+			cfg.set_user = true;
+			break;
+		case 1001:
+			if (cli_parse_seconds(optarg, &cfg.timeout_s, &err))
+				die("--timeout %s: %s", optarg, err);
+			break;
+		case 'T':
+			cfg.tty = RINGVM_TTY_OFF;
+			break;
 		case 'h':
 			usage_run(stdout);
 			return 0;
@@ -223,6 +270,8 @@ static int cmd_run(int argc, char **argv)
 		    argv[optind]);
 	cfg.argv = argv + optind;
 	cfg.argc = argc - optind;
+	cfg.env = env;
+	cfg.nr_env = nr_env;
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
@@ -260,11 +309,19 @@ static int cmd_run(int argc, char **argv)
 	if (ret)
 		die("%s", msg);
 	struct ringvm_result res;
+	/* The library writes the command's stdout through its own duplicate and closes it when the
+	   command closes stdout; ours would keep the reader from seeing that EOF. */
+	if (ringvm_streams(vm)) {
+		int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null_fd < 0 || dup2(null_fd, STDOUT_FILENO) < 0)
+			die("/dev/null: %s", strerror(errno));
+		close(null_fd);
+	}
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
-	    res.end == RINGVM_END_ERROR)
+	    res.end == RINGVM_END_ERROR || res.end == RINGVM_END_TIMEOUT)
 		fprintf(stderr, "ringvm: %s\n", res.message);
 	else if (cfg.verbose)
 		fprintf(stderr, "ringvm: %s\n", res.message);
@@ -273,9 +330,31 @@ static int cmd_run(int argc, char **argv)
 	return code;
 }
 
+/*
+ * A closed fd 0, 1 or 2 would be taken by ringvm's next open (/dev/kvm, a disk image), which the
+ * streams would then hand the command as stdin or write its output to: /dev/null stands in, as a
+ * closed stdio fd means to ringvm_config. open() returns the lowest free fd, so this fills them in
+ * order.
+ */
+static void stdio_fill_closed(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		int null_fd = open("/dev/null", O_RDWR);
+		if (null_fd < 0)
+			die("/dev/null: %s", strerror(errno));
+		if (null_fd != fd) /* cannot happen: every fd below was open */
+			close(null_fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	start_ns = now_ns();
+	stdio_fill_closed();
+	/* A reader of our stdout or stderr going away is never the end of ringvm. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
 		die("no command given: usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]] (see ringvm --help)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

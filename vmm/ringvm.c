@@ -20,6 +20,7 @@
 #include "arch/x86/boot.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/legacy.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
 #include "guest/protocol.h"
@@ -35,6 +36,9 @@
 #define RINGVM_MAX_CPUS 255 /* xAPIC IDs; 255 is the broadcast ID */
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
+/* At the end, how long the command's output may make no progress (and wait on nothing) before
+   ringvm stops waiting for it: only a stream whose queue worker died stalls that long. */
+#define RINGVM_DRAIN_STALL_MS 5000
 
 struct ringvm {
 	struct ringvm_config cfg;
@@ -44,6 +48,8 @@ struct ringvm {
 	bool console_created;
 	struct ringvm_devices devices;
 	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
+	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
+	bool timed_out; /* ringvm_wait stopped the run at cfg.timeout_s */
 };
 
 /* A read-only mapping of a whole file. */
@@ -57,8 +63,10 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cpus = 1;
 	cfg->memory = 512ULL << 20;
-	cfg->console_in = STDIN_FILENO;
-	cfg->console_out = STDOUT_FILENO;
+	cfg->stdio[0] = STDIN_FILENO;
+	cfg->stdio[1] = STDOUT_FILENO;
+	cfg->stdio[2] = STDERR_FILENO;
+	cfg->tty = RINGVM_TTY_AUTO;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
 }
@@ -145,6 +153,45 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
+/* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. */
+static int append_launch(const struct ringvm_config *cfg, char *out, size_t outlen, size_t *len)
+{
+	if (cfg->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, cfg->env, cfg->nr_env))
+		return -E2BIG;
+	if (cfg->workdir) {
+		char *dir[1] = { (char *)(uintptr_t)cfg->workdir };
+		if (append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, dir, 1))
+			return -E2BIG;
+	}
+	if (cfg->set_user) {
+		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, cfg->uid,
+				 cfg->gid);
+		if (n < 0 || (size_t)n >= outlen - *len)
+			return -E2BIG;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
+/* The launch settings a guest can take: NAME=VALUE entries, an absolute directory, real ids. */
+static int check_launch(const struct ringvm_config *cfg, char *err, size_t errlen)
+{
+	for (int i = 0; i < cfg->nr_env; i++) {
+		const char *e = cfg->env[i], *eq = e ? strchr(e, '=') : NULL;
+		if (!eq || eq == e)
+			return errmsg(err, errlen, -EINVAL, "--env %s: want NAME=VALUE", e ? e : "(null)");
+	}
+	if (cfg->workdir && cfg->workdir[0] != '/')
+		return errmsg(err, errlen, -EINVAL, "--workdir %s: the directory must be absolute",
+			    cfg->workdir);
+	if (cfg->set_user && (cfg->uid == UINT32_MAX || cfg->gid == UINT32_MAX))
+		return errmsg(err, errlen, -EINVAL, "--user: 4294967295 is not a usable id");
+	if ((cfg->nr_env || cfg->workdir || cfg->set_user) && cfg->argc == 0)
+		return errmsg(err, errlen, -EINVAL,
+			    "--env, --workdir and --user apply to a COMMAND (none given)");
+	return 0;
+}
+
 static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, char *out, size_t outlen,
 			 char *err, size_t errlen)
 {
@@ -174,13 +221,20 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
-	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
-	if (cfg->argc > 0 && (cfg->console_in < 0 || !isatty(cfg->console_in))) {
+	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
+	   the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	n = 0;
+	if (r->streams)
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO,
+			     RINGVM_STDIO_VIRTIO);
+	else if (cfg->argc > 0 && (cfg->stdio[0] < 0 || !isatty(cfg->stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
-		if (n < 0 || (size_t)n >= outlen - len)
-			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-		len += (size_t)n;
-	}
+	if (n < 0 || (size_t)n >= outlen - len)
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
+	len += (size_t)n;
+	if (append_launch(cfg, out, outlen, &len))
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long (the environment, "
+						  "working directory or user)");
 	if (append_mounts(r, out, outlen, &len))
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
@@ -191,6 +245,33 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			    "the command or --cmdline)",
 			    len, k->cmdline_max);
 	return 0;
+}
+
+/* The command's streams on virtio-console; a closed stdio fd is /dev/null. */
+static int ringvm_add_streams(struct ringvm *r, char *err, size_t errlen)
+{
+	int fds[3], null_fd = -1;
+
+	for (int i = 0; i < 3; i++) {
+		fds[i] = r->cfg.stdio[i];
+		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
+			continue;
+		if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+			return errmsg(err, errlen, -errno, "/dev/null: %s", strerror(errno));
+		fds[i] = null_fd;
+	}
+	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, fds, err, errlen);
+	if (null_fd >= 0)
+		close(null_fd); /* the device has its own duplicates */
+	return ret;
+}
+
+/* Streams or a tty (ringvm_config.tty): a command without a terminal gets streams. */
+static bool ringvm_wants_streams(const struct ringvm_config *cfg)
+{
+	if (cfg->argc == 0 || cfg->tty == RINGVM_TTY_ON)
+		return false;
+	return cfg->tty == RINGVM_TTY_OFF || cfg->stdio[0] < 0 || !isatty(cfg->stdio[0]);
 }
 
 static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
@@ -206,6 +287,9 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 			    "--memory must be a multiple of 4K between 64M and 1T");
 	if (!cfg->kernel)
 		return errmsg(err, errlen, -EINVAL, "no kernel given");
+	ret = check_launch(cfg, err, errlen);
+	if (ret)
+		return ret;
 
 	ret = map_file(cfg->kernel, &kernel);
 	if (ret)
@@ -232,6 +316,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	}
 	r->vm_created = true;
 	r->vm.verbose = cfg->verbose;
+	r->streams = ringvm_wants_streams(cfg);
 
 	struct x86_kernel k;
 	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
@@ -263,7 +348,13 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		memcpy(dst, initrd.data, initrd.size);
 	}
 
-	ret = console_create(&r->console, &r->vm, cfg->console_in, cfg->console_out, cfg->argc == 0);
+	/* The serial console: the terminal for a tty or the shell; with streams, only what the
+	   kernel and PID 1 have to say, on stderr. */
+	if (r->streams)
+		ret = console_create(&r->console, &r->vm, -1, cfg->stdio[2], false);
+	else
+		ret = console_create(&r->console, &r->vm, cfg->stdio[0], cfg->stdio[1],
+				     cfg->argc == 0);
 	if (ret) {
 		ret = errmsg(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
@@ -275,6 +366,8 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
+	if (!ret && r->streams)
+		ret = ringvm_add_streams(r, err, errlen);
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
@@ -348,11 +441,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Wait for the end of the run; signals (when handled) and a panicking kernel end it too. */
+/* Wait for the end of the run; signals (when handled), the timeout and a panicking kernel end it too. */
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
+	uint64_t deadline = r->cfg.timeout_s ? now_ms() + (uint64_t)r->cfg.timeout_s * 1000 : 0;
 	while (!atomic_load(&r->vm.stopping)) {
+		if (deadline && now_ms() >= deadline) {
+			r->timed_out = true;
+			vm_request_stop(&r->vm, VM_STOP_HOST, RINGVM_EXIT_TIMEOUT, "timed out after %u s",
+					r->cfg.timeout_s);
+			break;
+		}
 		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
 		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
 		if (n < 0 && errno != EINTR)
@@ -407,7 +507,9 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 		res->end = RINGVM_END_CRASH;
 		break;
 	case VM_STOP_HOST:
-		res->end = RINGVM_END_STOPPED;
+		/* The timeout's own request, unless something else stopped the run first. */
+		res->end = r->timed_out && vm->stop_status == RINGVM_EXIT_TIMEOUT ? RINGVM_END_TIMEOUT
+										    : RINGVM_END_STOPPED;
 		res->status = vm->stop_status;
 		break;
 	case VM_STOP_NONE:
@@ -417,23 +519,47 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 	}
 }
 
+/*
+ * The guest ended by itself (the command's status, a power-off): what the command wrote last may
+ * still be queued on the stdout and stderr ports. Write it out first, however slow the reader,
+ * unless a signal says stop.
+ */
+static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
+{
+	enum vm_stop_reason why = r->vm.stop_reason;
+
+	if (!r->devices.stdio ||
+	    (why != VM_STOP_EXIT_STATUS && why != VM_STOP_POWEROFF && why != VM_STOP_RESET))
+		return;
+	if (vcon_drain(r->devices.stdio, sig_fd, RINGVM_DRAIN_STALL_MS) == -ETIMEDOUT)
+		fprintf(stderr, "ringvm: the command's last output could not be written out (its "
+				"virtio-console queue stopped)\n");
+}
+
+bool ringvm_streams(const struct ringvm *r)
+{
+	return r->streams;
+}
+
 int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 {
 	int sig_fd = -1;
-	sigset_t sigs, old;
+	sigset_t sigs, block, old;
 	sigemptyset(&sigs);
 	if (r->cfg.handle_signals) {
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
 	}
-	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask. */
-	sigaddset(&sigs, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	if (r->cfg.handle_signals) {
-		sigdelset(&sigs, SIGUSR1);
+	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask.
+	   SIGPIPE stays blocked everywhere: a reader going away is an EPIPE to handle, never the end
+	   of ringvm (nor of a program embedding it). */
+	block = sigs;
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (r->cfg.handle_signals)
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	}
 
 	/* Before the first thread (capabilities are per thread; every later one inherits these):
 	   nothing beyond what the shares need, no_new_privs. */
@@ -467,6 +593,7 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ringvm_wait(r, sig_fd);
 
 	vcpus_stop(&r->vm);
+	ringvm_drain_streams(r, sig_fd);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
 	if (sig_fd >= 0)
@@ -508,6 +635,8 @@ int ringvm_exit_code(const struct ringvm_result *res)
 	case RINGVM_END_PANIC:
 	case RINGVM_END_CRASH:
 		return RINGVM_EXIT_CRASH;
+	case RINGVM_END_TIMEOUT:
+		return RINGVM_EXIT_TIMEOUT;
 	case RINGVM_END_ERROR:
 		break;
 	}

@@ -9,6 +9,14 @@
 /* Exit statuses of the ringvm CLI other than the guest command's own. */
 #define RINGVM_EXIT_ERROR 125 /* ringvm could not start or run the guest (bad input, host failure) */
 #define RINGVM_EXIT_CRASH 123 /* the guest crashed: kernel panic, triple fault, KVM internal error */
+#define RINGVM_EXIT_TIMEOUT 124 /* the run took longer than its timeout (as timeout(1) says) */
+
+/* How the command's standard streams reach it (ringvm_config.stdio). */
+enum ringvm_tty {
+	RINGVM_TTY_AUTO = 0, /* a tty when stdio[0] is a terminal, else streams */
+	RINGVM_TTY_ON,	     /* the serial console, as an interactive terminal (-t) */
+	RINGVM_TTY_OFF,	     /* streams, even from a terminal (-T) */
+};
 
 struct ringvm_config {
 	const char *kernel;  /* bzImage or PVH vmlinux; required */
@@ -25,8 +33,25 @@ struct ringvm_config {
 	const char *root;    /* --root HOSTDIR[,rw]: the guest's root over virtio-fs; NULL: initramfs */
 	const char *fs_limits; /* --fs-limits fds=N,dir_buffers=N for all shares; NULL: defaults */
 	bool verbose;        /* guest kernel messages on the console */
-	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
-	int console_out;     /* the guest console's bytes */
+	/*
+	 * The command's stdin, stdout and stderr on the host (default 0, 1, 2). Without a tty they
+	 * reach the command as they are, through virtio-console ports: byte-exact, EOF and EPIPE as on
+	 * pipes, flow control both ways (devices/console/virtio_console.h); the serial console (the
+	 * kernel's messages with verbose, a panic, PID 1's errors) then goes to stdio[2], never into
+	 * stdout. With a tty, and for the shell (no command), the serial console is the terminal:
+	 * input from stdio[0] when it is one, output to stdio[1]. A closed fd counts as /dev/null.
+	 */
+	int stdio[3];
+	enum ringvm_tty tty; /* RINGVM_TTY_AUTO (default): a tty when stdio[0] is a terminal */
+	/* How the command runs (guest/launch.h). env: NAME=VALUE entries over the guest's small
+	   default environment (PATH, HOME, TERM); workdir: absolute, default "/"; user: uid and gid,
+	   no supplementary groups. */
+	char *const *env;
+	int nr_env;
+	const char *workdir;	/* NULL: "/" */
+	bool set_user;
+	uint32_t uid, gid;
+	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds (RINGVM_END_TIMEOUT) */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
 			      * itself, each to its role's list (vmm/seccomp.h; default true; a runtime
@@ -35,7 +60,7 @@ struct ringvm_config {
 			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
 
-/* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command, seccomp on. */
+/* Defaults: 1 vCPU, 512 MiB, stdio 0/1/2 with the tty decided by stdio[0], no command, seccomp on. */
 void ringvm_config_init(struct ringvm_config *cfg);
 
 enum ringvm_end {
@@ -46,6 +71,7 @@ enum ringvm_end {
 	RINGVM_END_CRASH,       /* triple fault or a KVM error */
 	RINGVM_END_STOPPED,     /* stopped from the host (signal, ringvm_stop, Ctrl-A x) */
 	RINGVM_END_ERROR,       /* ringvm failed while the guest ran */
+	RINGVM_END_TIMEOUT,     /* timeout_s ran out; the guest was stopped */
 };
 
 struct ringvm_result {
@@ -69,6 +95,14 @@ __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config
 						      char *err, size_t errlen);
 
 /*
+ * True when the command's streams go through virtio-console: ringvm reads and writes duplicates
+ * of stdio[0..2] from its own threads, and closes its stdout duplicate when the command closes its
+ * stdout. A caller that keeps its own stdio[1] open delays the EOF the reader sees until it closes
+ * it (the CLI points its fd 1 at /dev/null).
+ */
+bool ringvm_streams(const struct ringvm *vm);
+
+/*
  * Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. With
  * cfg->seccomp the calling thread is confined (SECCOMP_ROLE_CONTROL) from before the guest's first
  * instruction to the end of the process: afterwards it may still ringvm_destroy(), print and exit.
@@ -80,7 +114,8 @@ void ringvm_stop(struct ringvm *vm);
 
 void ringvm_destroy(struct ringvm *vm);
 
-/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH or _ERROR. */
+/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH, _TIMEOUT or
+   _ERROR. */
 int ringvm_exit_code(const struct ringvm_result *res);
 
 /*

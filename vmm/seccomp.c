@@ -58,6 +58,13 @@ static const int worker_calls[] = {
 	SCMP_SYS(io_uring_enter), /* submit, and sleep for kicks, completions and the stop */
 };
 
+/* SECCOMP_ROLE_WORKER_CONSOLE on top of worker_calls (devices/console/virtio_console.c). Its host
+   I/O (readv, writev, poll of the ports' fds) goes through the sealed ring; eventfd writes (waking
+   another queue's worker, the drain waiter) are common. No vhost-user: no SIGBUS guard. */
+static const int console_calls[] = {
+	SCMP_SYS(close), /* the guest closed an output port: its host fd, so the reader sees EOF */
+};
+
 /* SECCOMP_ROLE_WORKER_FS on top of worker_calls: the FUSE operations served inline (devices/fs). */
 static const int fs_calls[] = {
 	/* Names, beneath the share, one component at a time; reopening through /proc/self/fd. */
@@ -114,7 +121,7 @@ const char *seccomp_role_name(enum seccomp_role role)
 	static const char *const names[SECCOMP_NR_ROLES] = {
 		[SECCOMP_ROLE_CONTROL] = "control", [SECCOMP_ROLE_VCPU] = "vcpu",
 		[SECCOMP_ROLE_WORKER] = "worker", [SECCOMP_ROLE_WORKER_FS] = "worker-fs",
-		[SECCOMP_ROLE_SERVE] = "serve",
+		[SECCOMP_ROLE_SERVE] = "serve", [SECCOMP_ROLE_WORKER_CONSOLE] = "worker-console",
 	};
 	return (unsigned int)role < SECCOMP_NR_ROLES ? names[role] : "?";
 }
@@ -236,6 +243,9 @@ static int sc_role_rules(scmp_filter_ctx ctx, const struct seccomp_confinement *
 	case SECCOMP_ROLE_WORKER:
 		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));
 		return ret ? ret : sc_allow_sigbus_reset(ctx);
+	case SECCOMP_ROLE_WORKER_CONSOLE:
+		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));
+		return ret ? ret : sc_allow_all(ctx, console_calls, SC_N(console_calls));
 	case SECCOMP_ROLE_WORKER_FS:
 		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));
 		if (!ret)

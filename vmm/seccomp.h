@@ -31,9 +31,11 @@ enum seccomp_role {
 				   FUSE operations it serves inline, on fds under the share */
 	SECCOMP_ROLE_SERVE,	/* ringvm serve's connection thread: one front-end's messages (recvmsg
 				   with fds, sendmsg), its memory regions (mmap), accept */
+	SECCOMP_ROLE_WORKER_CONSOLE, /* a virtio-console queue worker (the command's streams): WORKER
+					plus close, for the host side of a port the guest closed */
 };
 
-#define SECCOMP_NR_ROLES 5
+#define SECCOMP_NR_ROLES 6
 
 /* The role's name ("vcpu", "worker-fs", ...), for messages and tests. */
 const char *seccomp_role_name(enum seccomp_role role);

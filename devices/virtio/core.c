@@ -18,6 +18,9 @@ static void core_kind(uint32_t id, char *buf, size_t len)
 	case VIRTIO_ID_FS:
 		snprintf(buf, len, "virtio-fs");
 		break;
+	case VIRTIO_ID_CONSOLE:
+		snprintf(buf, len, "virtio-console");
+		break;
 	default:
 		snprintf(buf, len, "virtio device %u", id);
 		break;
@@ -163,6 +166,7 @@ static int core_queue_worker(struct virtio_core *c, struct virtio_core_queue *q)
 		.queue_index = q->index,
 		.ring_max = c->ring_max,
 		.priv_size = dev->req_priv_size,
+		.event_fd = dev->ops->queue_event_fd ? dev->ops->queue_event_fd(dev, q->index) : -1,
 		.poll_us = dev->poll_us,
 		.max_inflight = dev->max_inflight,
 		.rules = dev->ring_rules,

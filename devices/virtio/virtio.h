@@ -66,6 +66,10 @@ struct virtio_dev_ops {
 	int (*activate)(struct virtio_dev *dev, uint64_t features);
 	/* Optional. Workers are stopped; forget everything negotiated. */
 	void (*reset)(struct virtio_dev *dev);
+	/* Optional. An eventfd the device owns (open until it is destroyed) and writes to wake queue
+	 * `queue`'s worker (worker.h: vq_handler_ops.event), or -1. Asked once, when the worker is made
+	 * (virtio_core_prepare, before the process is confined). */
+	int (*queue_event_fd)(struct virtio_dev *dev, unsigned int queue);
 };
 
 struct virtio_dev {

@@ -18,7 +18,7 @@
  * a current one), bits 32-63 the slot's generation, or which of the worker's own SQEs it is.
  */
 #define WK_SLOT_OWN 0xffffu
-enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL };
+enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT };
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
@@ -227,12 +227,21 @@ static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 	uint32_t slot = (uint16_t)tag;
 	uint32_t hi = (uint32_t)(tag >> 32);
 	if (slot == WK_SLOT_OWN) {
+		/* Re-arm unless stopping; an error other than a retry would spin: it disarms. */
+		bool rearm = !w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN);
+
 		if (hi == WK_OWN_KICK) {
-			w->kick_armed = false;
-			/* Re-arm unless stopping; an error other than a retry would spin: it disarms. */
-			if (!w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN))
-				w->kick_armed = wk_arm_read(w, w->kick_fd, &w->kick_buf,
-							    wk_own_tag(w, WK_OWN_KICK)) == 0;
+			w->kick_armed = rearm && wk_arm_read(w, w->kick_fd, &w->kick_buf,
+							     wk_own_tag(w, WK_OWN_KICK)) == 0;
+		} else if (hi == WK_OWN_EVENT) {
+			w->event_armed = rearm && wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
+							      wk_own_tag(w, WK_OWN_EVENT)) == 0;
+			if (res > 0 && !w->stopping) {
+				/* What the device waited for may have happened: retry what it gave back. */
+				w->backpressure = false;
+				if (w->cfg.ops->event)
+					w->cfg.ops->event(w->cfg.dev, w);
+			}
 		} else if (hi == WK_OWN_STOP) {
 			w->stopping = true;
 		}
@@ -299,17 +308,22 @@ static bool wk_poll(struct vq_worker *w)
 	return false;
 }
 
-/* Cancel the pending kick read so the ring holds no reference to kick_buf when it is freed. */
-static void wk_cancel_kick(struct vq_worker *w)
+/* Cancel the pending kick and event reads: the ring must hold no reference to their buffers when
+   they are freed, and a read left from this run would swallow a wakeup of the next one. */
+static void wk_cancel_reads(struct vq_worker *w)
 {
-	if (!w->kick_armed)
-		return;
-	struct io_uring_sqe *sqe = wk_sqe(w);
-	if (!sqe)
-		return;
-	io_uring_prep_cancel64(sqe, wk_own_tag(w, WK_OWN_KICK), 0);
-	io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CANCEL));
-	while (w->kick_armed) {
+	const bool armed[2] = { w->kick_armed, w->event_armed };
+	const enum wk_own reads[2] = { WK_OWN_KICK, WK_OWN_EVENT };
+	for (unsigned int i = 0; i < 2; i++) {
+		if (!armed[i])
+			continue;
+		struct io_uring_sqe *sqe = wk_sqe(w);
+		if (!sqe)
+			return;
+		io_uring_prep_cancel64(sqe, wk_own_tag(w, reads[i]), 0);
+		io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CANCEL));
+	}
+	while (w->kick_armed || w->event_armed) {
 		struct io_uring_cqe *cqe;
 		wk_submit(w);
 		if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
@@ -381,6 +395,9 @@ void wk_serve(struct vq_worker *w)
 {
 	w->kick_armed =
 		wk_arm_read(w, w->kick_fd, &w->kick_buf, wk_own_tag(w, WK_OWN_KICK)) == 0;
+	if (w->cfg.event_fd >= 0)
+		w->event_armed = wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
+					     wk_own_tag(w, WK_OWN_EVENT)) == 0;
 	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, wk_own_tag(w, WK_OWN_STOP)) < 0)
 		w->stopping = true;
 
@@ -407,6 +424,10 @@ void wk_serve(struct vq_worker *w)
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
+		/* The avail ring was just found empty (kicks on) and nothing is open. */
+		if (!w->stopping && !w->backpressure && !w->failed && w->busy_reqs == 0 &&
+		    w->cfg.ops->idle)
+			w->cfg.ops->idle(w->cfg.dev, w);
 		int r;
 		if (w->stopping) {
 			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
@@ -432,7 +453,7 @@ void wk_serve(struct vq_worker *w)
 			return;
 		}
 	}
-	wk_cancel_kick(w);
+	wk_cancel_reads(w);
 	/* Nothing of this run may stay queued: an old ASYNC_CANCEL_ANY would cancel the next run's. */
 	wk_submit(w);
 }

@@ -14,14 +14,16 @@
 /*
  * The worker loop, on its own thread, with its own io_uring (no thread pool, no handoff):
  *
- *   arm READ(kick eventfd) and READ(stop eventfd) on the ring
+ *   arm READ(kick eventfd), READ(stop eventfd) and READ(the device's event fd, if any) on the ring
  *   loop:
  *     pop chains while a request slot is free   -> ops->handle(dev, w, req)
  *       in slices (pace.h): every pace_slice(held) chains, and when the ring runs empty, submit
  *       the queued SQEs, reap, publish; the interrupt may wait for a fuller batch while work is held
- *     reap every CQE: kick/stop re-armed;  request CQEs -> ops->complete(dev, w, req, res)
+ *     reap every CQE: kick/stop/event re-armed (event -> ops->event);
+ *                     request CQEs -> ops->complete(dev, w, req, res)
  *     vq_publish(); interrupt if the driver asked (set the transport's interrupt status, write irqfd)
  *     re-enable kicks (EVENT_IDX avail_event); if chains arrived meanwhile, loop without sleeping
+ *     nothing open and nothing to pop: ops->idle
  *     optional busy-poll of the avail ring (adaptive window up to poll_us, pace.h), then
  *     io_uring_submit_and_wait(1)
  *
@@ -32,7 +34,9 @@
  *
  * Backpressure: when no request slot is free or the device cannot get the SQEs it needs (max_inflight
  * SQEs already in flight, or the SQ full), the chain is given back (vq_unpop) and retried after the
- * next completions; a request is never failed for lack of room.
+ * next completions; a request is never failed for lack of room. A device waiting for something
+ * that is not a completion of its own (virtio-console: the guest opening a port) gives the chain back
+ * the same way and writes its event fd when the wait is over.
  *
  * Driver bugs: a broken ring (vq_pop -EPROTO) or a malformed chain (-EBADMSG/-EFAULT: its buffers are
  * given back with used length 0) makes the worker stop popping and ask the transport for
@@ -105,6 +109,19 @@ struct vq_handler_ops {
 	 * then fails to create).
 	 */
 	int (*thread_init)(struct virtio_dev *dev);
+	/*
+	 * Optional. The queue's event fd (vq_worker_config.event_fd) fired: something the device
+	 * waits for happened on another thread (a port opened, a message to send). Called before the
+	 * pass that follows, which retries chains given back with VQ_REQ_BUSY. Submits nothing.
+	 */
+	void (*event)(struct virtio_dev *dev, struct vq_worker *w);
+	/*
+	 * Optional. The worker is about to sleep with nothing to do: no request open, and the avail
+	 * ring found empty after everything before the last event() (kicks re-enabled). For a device
+	 * that acts once the guest's queued buffers are all handled (virtio-console: close a port's
+	 * host side, report a drain). Called before every such sleep; keep it cheap. Submits nothing.
+	 */
+	void (*idle)(struct virtio_dev *dev, struct vq_worker *w);
 };
 
 /* How the transport makes a queue's worker; copied by vq_worker_create. */
@@ -114,6 +131,9 @@ struct vq_worker_config {
 	unsigned int queue_index;
 	uint16_t ring_max;       /* largest queue it will serve (sizes the io_uring and the CQ) */
 	size_t priv_size;        /* bytes of device state per request */
+	int event_fd;            /* an eventfd the device writes to wake the worker (ops->event), owned
+				    by the device and open until the worker is destroyed; read by the
+				    worker while it serves (one read armed per run); -1: none */
 	unsigned int poll_us;    /* busy-poll the avail ring at most this long before sleeping (the
 				    window adapts below it, pace.h); 0 = never */
 	unsigned int max_inflight; /* SQEs in flight at once; 0 = 4 per queue entry, at least 4. When

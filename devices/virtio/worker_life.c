@@ -81,14 +81,15 @@ int vq_worker_create(const struct vq_worker_config *cfg, struct vq_worker **out)
 		goto err_free;
 	}
 	/*
-	 * SQ: one entry per request slot plus the two eventfd reads. CQ: every SQE that may be in flight
-	 * (max_inflight, for the largest queue) plus the worker's own, so completions never overflow it.
+	 * SQ: one entry per request slot plus the three eventfd reads (kick, stop, the device's event).
+	 * CQ: every SQE that may be in flight (max_inflight, for the largest queue) plus the worker's
+	 * own (the three reads and up to three cancels), so completions never overflow it.
 	 */
 	w->cq_room = cfg->max_inflight ? cfg->max_inflight : 4u * cfg->ring_max;
 	if (w->cq_room < 4)
 		w->cq_room = 4;
 	unsigned int cq = w->cq_room > cfg->ring_max ? w->cq_room : cfg->ring_max;
-	err = uring_create(&w->ring, cfg->ring_max + 2u, cq + 3u, cfg->rules); /* CQ >= SQ */
+	err = uring_create(&w->ring, cfg->ring_max + 3u, cq + 6u, cfg->rules); /* CQ >= SQ */
 	if (err < 0)
 		goto err_stop_fd;
 	/*
@@ -182,7 +183,8 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 		w->max_inflight = w->cq_room;
 	w->inflight_sqes = 0;
 	w->busy_reqs = 0;
-	w->kick_armed = w->stopping = w->backpressure = w->failed = w->abandoning = false;
+	w->kick_armed = w->event_armed = w->stopping = w->backpressure = w->failed = w->abandoning =
+		false;
 	w->stop_deadline_us = w->drain_us = w->drain_deadline_us = 0;
 	pace_poll_init(&w->poll, w->cfg.poll_us);
 

@@ -44,9 +44,11 @@ struct vq_worker {
 
 	uint64_t kick_buf; /* eventfd counters read by the ring; only the ring writes them */
 	uint64_t stop_buf;
+	uint64_t event_buf; /* the device's event fd (cfg.event_fd), read by the ring too */
 	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
 	unsigned int max_inflight;
 	bool kick_armed;
+	bool event_armed; /* the device's event fd is being read */
 	bool stopping;
 	bool backpressure; /* a chain was given back; retry once something completes */
 	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */

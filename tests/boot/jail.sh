@@ -1,8 +1,9 @@
 #!/bin/bash
 # jail.sh: ringvm run --jail (vmm/jail.h) with firmware payloads on this machine's /dev/kvm: the
 # jailed VMM is PID 1 of its own PID namespace, in its own mount, network, IPC and UTS namespaces,
-# sees only its kernel, disks, shares, /dev/kvm and /proc, keeps no inherited fd, dumps no core,
-# runs as --uid/--gid; its disk and share still work; SIGTERM to ringvm ends it. Root only.
+# sees only its kernel, disks, shares, /dev/kvm, /dev/null and /proc, keeps no inherited fd, dumps
+# no core, runs as --uid/--gid; its disk, share and streams still work; SIGTERM to ringvm ends it.
+# Root only.
 # Env: RINGVM (the binary), FIRMWARE_DIR (default build/firmware). TAP output.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +63,14 @@ check "--jail without root: refused, one line, 125" '[ $rc = 125 ] && grep -q "n
 timeout 30 "$ringvm" run --kernel "$fw/exit.elf" --initrd none --memory 64M --jail >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "exit payload in the jail: status 42 through the parent" '[ $rc = 42 ] && grep -q "hello from firmware" "$tmp/out"' "rc $rc: $(cat "$tmp/err")"
+# A command (the payload ignores it) makes the streams: virtio-console ports on duplicates of the
+# jailed VMM's stdio, and /dev/null for the CLI's own stdout, inside the jail. The serial console
+# then goes to stderr.
+timeout 30 "$ringvm" run --kernel "$fw/exit.elf" --initrd none --memory 64M --jail -T -- true \
+	</dev/null >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a command's streams in the jail: status 42, the console on stderr" \
+	'[ $rc = 42 ] && grep -q "hello from firmware" "$tmp/err" && [ ! -s "$tmp/out" ]' "rc $rc: $(cat "$tmp/err")"
 
 # A running jailed VMM, inspected from the host. ARGS: extra ringvm arguments.
 inspect() {
@@ -99,8 +108,8 @@ inspect() {
 		check "$desc: /tmp there is only the test's directory; no /etc/passwd, no /bin" \
 			'[ "$(ls -A "/proc/$child/root/tmp")" = "$(basename "$tmp")" ] &&
 			 [ ! -e "/proc/$child/root/etc/passwd" ] && [ ! -e "/proc/$child/root/bin" ]'
-		check "$desc: /dev there holds kvm alone, owned by uid $want_uid" \
-			'[ "$(ls -A "/proc/$child/root/dev")" = kvm ] &&
+		check "$desc: /dev there holds kvm, owned by uid $want_uid, and null" \
+			'[ "$(ls -A "/proc/$child/root/dev" | xargs)" = "kvm null" ] &&
 			 [ "$(stat -c %u "/proc/$child/root/dev/kvm")" = "$want_uid" ]'
 		check "$desc: the fd 7 ringvm was started with is not inherited" \
 			'! ls -l "/proc/$child/fd" | grep -q /etc/hostname'

@@ -201,7 +201,7 @@ static int kvm_create_vm(void)
 	return ioctl(pipe_fds[0], KVM_CREATE_VM, 0) < 0 ? 0 : 23;
 }
 
-static int close_fd(void) /* control, vcpu (a share's reset), worker-fs, serve */
+static int close_fd(void) /* control, vcpu (a share's reset), worker-fs, serve, worker-console */
 {
 	return close(pipe_fds[1]) == 0 ? 0 : 24;
 }
@@ -340,6 +340,12 @@ static const struct role_case cases[] = {
 	  "(openat answers EACCES)",
 	  { terminal_ioctl, ring_nop, stat_path, unlink_elsewhere, kvm_run },
 	  "ioctl, io_uring_enter, stat by path, unlinkat elsewhere, KVM_RUN" },
+	{ SECCOMP_ROLE_WORKER_CONSOLE,
+	  { ring_nop, close_fd, open_refused },
+	  "io_uring_enter, close (openat answers EACCES)",
+	  { read_fd, wait_and_read, terminal_ioctl, stat_fd, stat_path, socket_messages, kvm_run,
+	    unlink_in_socket_dir },
+	  "read, poll, ioctl, fstat, stat by path, sendmsg, KVM_RUN, unlinkat" },
 };
 
 /* Calls that kill in every role. */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +12,13 @@
 #include <unistd.h>
 
 #include "devices/blk/blk.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/uring.h"
 #include "tests/unit/tap.h"
 
 /*
- * For each device's rules (blk_ring_rules, fs_ring_rules, as the devices hand them to their
+ * For each device's rules (blk_ring_rules, fs_ring_rules, vcon_ring_rules, as the devices hand them to their
  * workers): a ring made by uring_create runs every declared opcode, and the worker's own READ and
  * ASYNC_CANCEL, as a plain ring would (real work on a scratch file and an eventfd); every other
  * opcode the kernel knows, every SQE flag and every io_uring_register(2) operation is refused with
@@ -64,6 +66,14 @@ static bool prep_legit(struct io_uring_sqe *sqe, uint8_t op, int *want_min)
 		io_uring_prep_fallocate(sqe, file_fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, 0,
 					4096);
 		return true;
+	case IORING_OP_POLL_ADD: { /* virtio-console: a non-blocking port fd said EAGAIN */
+		uint64_t one = 1;
+		if (write(efd, &one, sizeof(one)) != sizeof(one))
+			return false;
+		io_uring_prep_poll_add(sqe, efd, POLLIN);
+		*want_min = POLLIN;
+		return true;
+	}
 	case IORING_OP_READ: { /* the worker's kick/stop read of an eventfd */
 		uint64_t one = 1;
 		if (write(efd, &one, sizeof(one)) != sizeof(one))
@@ -202,6 +212,7 @@ int main(void)
 		return tap_done();
 	check_device("virtio-blk", &blk_ring_rules, probe);
 	check_device("virtio-fs", &fs_ring_rules, probe);
+	check_device("virtio-console", &vcon_ring_rules, probe);
 
 	/* The refusals come from the seal: the same OPENAT on an unsealed ring opens the file. */
 	struct io_uring ring;

@@ -95,6 +95,7 @@ static struct vq_worker *start(const struct vq_handler_ops *ops)
 		.dev = &dev,
 		.ops = ops,
 		.ring_max = QSIZE,
+		.event_fd = -1,
 		.interrupt = on_interrupt,
 		.needs_reset = on_needs_reset,
 	};
