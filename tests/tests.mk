@@ -26,7 +26,7 @@ fuzz: $(FUZZ_BINS)
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
 DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-system-x86 \
-	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils gdb python3
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): Makefile tests/tests.mk

@@ -55,6 +55,9 @@ struct vm {
 	char stop_why[160];
 	int stop_efd;
 
+	/* --gdb: the debugger's vCPU hooks (vmm/gdb_stub.h); NULL without. Set before vCPUs run. */
+	struct gdb_stub *gdb;
+
 	/* Boot timing (CLOCK_MONOTONIC ns; 0 = not yet): written once each, read after the run. */
 	uint64_t t_first_run;
 	atomic_uint_fast64_t t_init;
@@ -76,5 +79,8 @@ void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, int status, cons
 __attribute__((warn_unused_result)) int vcpus_create(struct vm *vm);
 __attribute__((warn_unused_result)) int vcpus_start(struct vm *vm);
 void vcpus_stop(struct vm *vm);
+
+/* Knock vCPU v (whose thread is `thread`) out of KVM_RUN now or at its next entry (any thread). */
+void vcpu_kick(struct vcpu *v, pthread_t thread);
 
 #endif

@@ -49,6 +49,9 @@ static void usage_run(FILE *f)
 		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
+		"      --gdb ADDR        a gdb stub on tcp:HOST:PORT (port 0: any) or unix:PATH; then\n"
+		"                        gdb vmlinux -ex 'target remote HOST:PORT'\n"
+		"      --gdb-wait        with --gdb: stop before the first instruction until gdb continues\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
@@ -119,6 +122,7 @@ static int cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
 		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "gdb", required_argument, NULL, 'G' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ringvm_config cfg;
@@ -173,6 +177,12 @@ static int cmd_run(int argc, char **argv)
 		case 'T':
 			timing = true;
 			break;
+		case 'G':
+			cfg.gdb = optarg;
+			break;
+		case 'W':
+			cfg.gdb_wait = true;
+			break;
 		case 'h':
 			usage_run(stdout);
 			return 0;
@@ -192,6 +202,8 @@ static int cmd_run(int argc, char **argv)
 	cfg.shares = shares;
 	cfg.nr_shares = nr_shares;
 
+	if (cfg.gdb_wait && !cfg.gdb)
+		die("--gdb-wait needs --gdb");
 	if (!cfg.kernel) {
 		cfg.kernel = default_guest_file("kernel/vmlinuz", kernel_buf, sizeof(kernel_buf));
 		if (!cfg.kernel)
@@ -210,6 +222,9 @@ static int cmd_run(int argc, char **argv)
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
 	if (ret)
 		die("%s", msg);
+	if (cfg.gdb)
+		fprintf(stderr, "ringvm: gdb stub on %s%s\n", ringvm_gdb_address(vm),
+			cfg.gdb_wait ? ", waiting for the debugger" : "");
 	struct ringvm_result res;
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);

@@ -25,6 +25,7 @@
 #include "guest/protocol.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
+#include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/seccomp.h"
 
@@ -41,6 +42,7 @@ struct ringvm {
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	struct gdb_stub *gdb; /* --gdb */
 };
 
 /* A read-only mapping of a whole file. */
@@ -326,6 +328,12 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		ret = fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
 	}
+	if (cfg->gdb) {
+		ret = gdb_stub_create(&r->vm, cfg->gdb, cfg->gdb_wait, &r->gdb, err, errlen);
+		if (ret)
+			goto out;
+		r->vm.gdb = r->gdb;
+	}
 	ret = 0;
 out:
 	unmap_file(&kernel);
@@ -445,8 +453,11 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	int ret = ringvm_devices_start(&r->devices);
 	if (!ret)
 		ret = console_start(&r->console);
+	if (!ret && r->gdb)
+		ret = gdb_stub_start(r->gdb);
 	/* From here on the VMM only serves the guest: lock the set of system calls down. */
-	if (!ret && r->cfg.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
+	if (!ret && r->cfg.seccomp &&
+	    (ret = seccomp_install_gdb(seccomp_mode_from_env(), r->gdb != NULL)) != 0)
 		ret = ret < 0 ? ret : -EPERM;
 	if (!ret)
 		ret = vcpus_start(&r->vm);
@@ -455,6 +466,11 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	else
 		ringvm_wait(r, sig_fd);
 
+	if (r->gdb) {
+		/* A debugger waiting on the guest hears how it ended; parked vCPUs are let go. */
+		ringvm_fill_result(r, res);
+		gdb_stub_finish(r->gdb, ringvm_exit_code(res));
+	}
 	vcpus_stop(&r->vm);
 	ringvm_devices_stop(&r->devices);
 	console_destroy(&r->console);
@@ -463,6 +479,11 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		close(sig_fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+const char *ringvm_gdb_address(const struct ringvm *r)
+{
+	return r->gdb ? gdb_stub_address(r->gdb) : NULL;
 }
 
 void ringvm_stop(struct ringvm *r)
@@ -476,6 +497,7 @@ void ringvm_destroy(struct ringvm *r)
 		return;
 	if (r->vm_created)
 		vcpus_stop(&r->vm);
+	gdb_stub_destroy(r->gdb);
 	ringvm_devices_destroy(&r->devices);
 	if (r->console_created) {
 		console_destroy(&r->console);

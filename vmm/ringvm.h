@@ -27,6 +27,8 @@ struct ringvm_config {
 	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
 	int console_out;     /* the guest console's bytes */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
+	const char *gdb;     /* --gdb tcp:HOST:PORT|unix:PATH: a gdb stub (vmm/gdb_stub.h); NULL: none */
+	bool gdb_wait;       /* --gdb-wait: the vCPUs wait for the debugger before their first instruction */
 	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
 			      * (default true; a runtime doing other work in-process may opt out) */
 };
@@ -63,6 +65,9 @@ struct ringvm;
  */
 __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out,
 						      char *err, size_t errlen);
+
+/* With cfg->gdb: where the stub listens ("tcp:127.0.0.1:1234", "unix:PATH"); else NULL. */
+const char *ringvm_gdb_address(const struct ringvm *vm);
 
 /* Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. */
 __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct ringvm_result *res);

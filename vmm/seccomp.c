@@ -61,6 +61,24 @@ static const unsigned long allowed_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
 };
 
+/*
+ * --gdb only, on top of the lists above: the stub's thread takes one debugger at a time on the
+ * socket it opened before the filter, and reads and sets vCPU state while the vCPUs are parked.
+ */
+static const int allowed_gdb[] = {
+	SCMP_SYS(accept4), /* the next debugger, on the already listening socket */
+	SCMP_SYS(sendto),  /* replies: send(MSG_NOSIGNAL), so a debugger that hung up is no SIGPIPE */
+	SCMP_SYS(shutdown), /* drop a debugger that stopped reading */
+};
+static const unsigned long allowed_gdb_ioctls[] = {
+	KVM_GET_REGS, KVM_SET_REGS,	      /* general registers (g, G, p, P) */
+	KVM_GET_SREGS, KVM_SET_SREGS,	      /* segments, control registers: also the page walk */
+	KVM_GET_FPU, KVM_SET_FPU,	      /* x87 and SSE registers */
+	KVM_SET_GUEST_DEBUG,		      /* breakpoints, watchpoints, single step */
+	KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS, /* give the guest back its own int3 / #DB */
+	KVM_GET_DEBUGREGS, KVM_SET_DEBUGREGS,	  /* ... with the DR6 its handler reads */
+};
+
 enum seccomp_mode seccomp_mode_from_env(void)
 {
 	const char *v = getenv("RINGVM_SECCOMP");
@@ -81,6 +99,11 @@ enum seccomp_mode seccomp_mode_from_env(void)
 }
 
 int seccomp_install(enum seccomp_mode mode)
+{
+	return seccomp_install_gdb(mode, false);
+}
+
+int seccomp_install_gdb(enum seccomp_mode mode, bool gdb)
 {
 	if (mode == SECCOMP_MODE_OFF)
 		return 0;
@@ -103,6 +126,11 @@ int seccomp_install(enum seccomp_mode mode)
 	for (size_t i = 0; i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]) && !ret; i++)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, allowed_ioctls[i]));
+	for (size_t i = 0; gdb && i < sizeof(allowed_gdb) / sizeof(allowed_gdb[0]) && !ret; i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_gdb[i], 0);
+	for (size_t i = 0; gdb && i < sizeof(allowed_gdb_ioctls) / sizeof(allowed_gdb_ioctls[0]) && !ret; i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, allowed_gdb_ioctls[i]));
 	if (!ret)
 		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!ret)

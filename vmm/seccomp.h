@@ -2,6 +2,8 @@
 #ifndef RINGVM_SECCOMP_H
 #define RINGVM_SECCOMP_H
 
+#include <stdbool.h>
+
 enum seccomp_mode {
 	SECCOMP_MODE_KILL, /* default: a call outside the list kills ringvm (SIGSYS, core) */
 	SECCOMP_MODE_LOG,  /* RINGVM_SECCOMP=log: allowed, but logged by the kernel (audit) */
@@ -17,5 +19,9 @@ enum seccomp_mode seccomp_mode_from_env(void);
  * setup (opening files, creating the VM) is not constrained. 0 or -errno.
  */
 __attribute__((warn_unused_result)) int seccomp_install(enum seccomp_mode mode);
+
+/* The same, and with gdb also what the --gdb stub needs (vmm/gdb_stub.h): accept4, send, shutdown
+   and the vCPU state ioctls. Without --gdb none of these is allowed. */
+__attribute__((warn_unused_result)) int seccomp_install_gdb(enum seccomp_mode mode, bool gdb);
 
 #endif

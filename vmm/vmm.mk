@@ -2,3 +2,9 @@
 LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/console.c vmm/devices.c \
 	vmm/ringvm.c vmm/cli_parse.c vmm/seccomp.c guest/cmdline.c
 CLI_SRCS += vmm/main.c
+
+# The gdb remote protocol: framing (pure, unit-tested) and the session.
+LIB_SRCS += vmm/gdb_packet.c
+UNIT_TESTS += gdb_packet
+test_gdb_packet_SRCS := vmm/gdb_packet.c tests/unit/test_gdb_packet.c
+LIB_SRCS += vmm/gdb_stub.c vmm/gdb_cmds.c

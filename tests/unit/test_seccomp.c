@@ -1,6 +1,8 @@
 /* test_seccomp.c: after seccomp_install() the listed calls work and anything else kills the process. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/kvm.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -12,19 +14,41 @@
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
-/* Run fn in a child under the filter; return its wait status. */
-static int confined(int (*fn)(void))
+/* Run fn in a child under the filter (with the --gdb additions when gdb); return its wait status. */
+static int confined_as(int (*fn)(void), bool gdb)
 {
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (seccomp_install(SECCOMP_MODE_KILL) != 0)
+		if ((gdb ? seccomp_install_gdb(SECCOMP_MODE_KILL, true) : seccomp_install(SECCOMP_MODE_KILL)) != 0)
 			_exit(100);
 		_exit(fn());
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
 	return status;
+}
+
+static int confined(int (*fn)(void))
+{
+	return confined_as(fn, false);
+}
+
+/* What the gdb stub does after the filter: accept a debugger, send to it, read a vCPU's registers. */
+static int gdb_calls(void)
+{
+	struct kvm_regs regs;
+	if (accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC) >= 0 || errno == ENOSYS)
+		return 7;
+	if (send(STDIN_FILENO, "", 0, MSG_NOSIGNAL) >= 0 && errno == ENOSYS)
+		return 8;
+	return ioctl(STDIN_FILENO, KVM_GET_REGS, &regs) < 0 && errno != ENOSYS ? 0 : 9;
+}
+
+static int debug_ioctl(void)
+{
+	struct kvm_regs regs;
+	return ioctl(STDIN_FILENO, KVM_GET_REGS, &regs) == 0 ? 0 : 10;
 }
 
 static int allowed_calls(void)
@@ -72,6 +96,15 @@ int main(void)
 	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "an ioctl outside the list kills the process");
 	st = confined(unshare_net);
 	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "unshare other than CLONE_FS kills the process");
+	st = confined_as(gdb_calls, true);
+	TAP_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "with --gdb: accept4, send and the vCPU state ioctls are allowed");
+	st = confined(gdb_calls);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "without --gdb: accept4 kills the process");
+	st = confined(debug_ioctl);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "without --gdb: KVM_GET_REGS kills the process");
+	st = confined_as(make_socket, true);
+	TAP_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "with --gdb: socket() still kills the process");
 	setenv("RINGVM_SECCOMP", "off", 1);
 	TAP_CHECK(seccomp_mode_from_env() == SECCOMP_MODE_OFF, "RINGVM_SECCOMP=off is understood");
 	setenv("RINGVM_SECCOMP", "bogus", 1); /* set, so even the sanitizer build means kill */
