@@ -88,3 +88,11 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null
+
+# ringvm run --kernel TREE runs tree-initramfs.sh from next to its binary (vmm/main.c finds
+# build/guest/ from build/ringvm and build/san/ringvm alike), with the two scripts it calls.
+GUEST_TREE_TOOLS := $(addprefix $(GUEST_DIR)/,tree-initramfs.sh mkinitramfs.sh kmod-closure.sh)
+ALL_TARGETS += $(GUEST_TREE_TOOLS)
+$(GUEST_TREE_TOOLS): $(GUEST_DIR)/%.sh: guest/%.sh
+	@mkdir -p $(dir $@)
+	$(Q)install -m 0755 $< $@

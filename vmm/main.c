@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "vmm/cli_parse.h"
+#include "vmm/cli_tree.h"
 #include "vmm/ringvm.h"
 
 #define RINGVM_VERSION "0.1"
@@ -19,6 +20,7 @@ static void usage_main(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm kconfig [--apply TREE]\n"
 		"       ringvm --help | --version\n"
 		"\n"
 		"ringvm boots a Linux guest on KVM, runs COMMAND in it and exits with its status.\n"
@@ -36,7 +38,8 @@ static void usage_run(FILE *f)
 		"console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
-		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
+		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm), or a\n"
+		"                        kernel build tree: its bzImage, its own modules, --root / by default\n"
 		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
 		"  -c, --cmdline TEXT    appended to the kernel command line\n"
 		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
@@ -197,6 +200,16 @@ static int cmd_run(int argc, char **argv)
 		    argv[optind]);
 	cfg.argv = argv + optind;
 	cfg.argc = argc - optind;
+	char msg[512];
+	static struct cli_tree tree;
+	if (cfg.kernel && cli_is_tree(cfg.kernel)) {
+		char helper_buf[PATH_MAX], init_buf[PATH_MAX];
+		const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
+		const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
+		if (cli_tree_setup(&tree, cfg.kernel, &cfg, nr_disks, initrd != NULL, shares, &nr_shares,
+				   sizeof(shares) / sizeof(shares[0]), helper, init, msg, sizeof(msg)))
+			die("%s", msg);
+	}
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
@@ -209,15 +222,14 @@ static int cmd_run(int argc, char **argv)
 		if (!cfg.kernel)
 			die("no --kernel given and the default guest kernel is not built (run make)");
 	}
-	if (!initrd) {
+	if (initrd) {
+		cfg.initrd = strcmp(initrd, "none") ? initrd : NULL;
+	} else if (!cfg.initrd) { /* a kernel tree brings its own */
 		cfg.initrd = default_guest_file("initramfs.img", initrd_buf, sizeof(initrd_buf));
 		if (!cfg.initrd)
 			die("no --initrd given and the default guest initramfs is not built (run make)");
-	} else if (strcmp(initrd, "none") != 0) {
-		cfg.initrd = initrd;
 	}
 
-	char msg[512];
 	struct ringvm *vm;
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
 	if (ret)
@@ -228,6 +240,7 @@ static int cmd_run(int argc, char **argv)
 	struct ringvm_result res;
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);
+	cli_tree_close(&tree);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
 	    res.end == RINGVM_END_ERROR)
@@ -254,5 +267,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "kconfig"))
+		return cli_kconfig(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);
 }
