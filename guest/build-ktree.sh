@@ -10,7 +10,7 @@
 # with `make bzImage modules`, never `modules_install`. Nothing is done when OUTDIR/linux/.built
 # says the same package and fragment were built; JOBS sets make -j (default: the CPU count).
 set -eu
-ringvm=$1
+ringvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 out=$2
 pkg=linux-source-6.1
 mkdir -p "$out"
@@ -32,7 +32,8 @@ start=$(date +%s)
 if [ ! -f "$out/src.key" ] || [ "$(cat "$out/src.key")" != "$pkg $version" ]; then
 	rm -rf "$out/dl" "$tree"
 	mkdir -p "$out/dl"
-	(cd "$out/dl" && apt-get -q download "$pkg" >/dev/null)
+	# (apt's note that it downloads as root into a folder _apt cannot enter is expected here)
+	(cd "$out/dl" && apt-get -q download "$pkg" >/dev/null 2>"$out/apt.log") || { cat "$out/apt.log" >&2; exit 1; }
 	dpkg -x "$out"/dl/*.deb "$out/dl/root"
 	mkdir -p "$tree"
 	tar -xf "$out"/dl/root/usr/src/linux-source-*.tar.xz -C "$tree" --strip-components=1
@@ -43,7 +44,8 @@ unpacked=$(date +%s)
 
 cd "$tree"
 rm -f .built
-make -s tinyconfig
+# ARCH=x86_64: plain tinyconfig on an x86-64 host would make a 32-bit kernel.
+make -s ARCH=x86_64 tinyconfig >/dev/null
 "$ringvm" kconfig --apply "$tree" >/dev/null
 # The tree's own merge tool for the options this test wants as modules (-m: merge only).
 printf '%s\n' $extra >"$out/extra.config"

@@ -96,3 +96,13 @@ ALL_TARGETS += $(GUEST_TREE_TOOLS)
 $(GUEST_TREE_TOOLS): $(GUEST_DIR)/%.sh: guest/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)install -m 0755 $< $@
+
+# make ktree: a small kernel build tree (Debian's linux-source, tinyconfig + ringvm's fragment, a few
+# modules) for the tests of --kernel TREE (tests/integration/tree.sh) and make bench-devloop; kept in
+# build/ktree/linux and rebuilt only when the package or ringvm's fragment changes.
+KTREE_DIR := $(BUILD_ROOT)/ktree
+DEPS_PKGS += flex bison libelf-dev bc
+.PHONY: ktree
+ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
+	@$(if $(Q),echo "  KTREE   $(KTREE_DIR)/linux")
+	$(Q)guest/build-ktree.sh $(BUILD_ROOT)/ringvm $(KTREE_DIR)

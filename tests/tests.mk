@@ -46,8 +46,8 @@ run: all
 	$(Q)tests/demo $(CMD)
 
 # Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
-.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta
-bench: bench-boot bench-blk bench-fs bench-uring-meta
+.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
+bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
 # Why virtio-fs runs metadata inline: one statx/openat/mkdirat inline vs through io_uring, on the host.
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
@@ -74,3 +74,6 @@ $(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/fuse_host_mount
+# The kernel developer's round trip on `make ktree`'s tree: ringvm vs virtiofsd + QEMU microvm.
+bench-devloop: all ktree
+	$(Q)LAB_ARGS="--timeout 3600" tests/with-kvm tests/bench/devloop.sh $(ROUNDS)

@@ -557,6 +557,18 @@ static void *gdb_thread(void *arg)
 		}
 		if (s->conn_fd >= 0 && s->broken)
 			gdb_detach(s);
+		if (s->state == GDB_NO_CLIENT) {
+			/* Nothing is armed without a debugger; should a stop come anyway, nobody would
+			   ever resume it: let the guest go. */
+			pthread_mutex_lock(&s->lock);
+			if (s->stop.valid) {
+				s->stop.valid = false;
+				for (unsigned int i = 0; i < s->nr_vcpus; i++)
+					s->vcpus[i].may_run = true;
+				pthread_cond_broadcast(&s->cond);
+			}
+			pthread_mutex_unlock(&s->lock);
+		}
 		if (s->state == GDB_RUNNING && !s->vm_ended) {
 			pthread_mutex_lock(&s->lock);
 			bool stopped = s->stop.valid;

@@ -61,4 +61,20 @@ fi
 	notok "break kernel_init $(gdbshow)"
 grep -q "exited with code 03" "$tmp/gdb.out" && [ "$rc" = 3 ] &&
 	ok "continue to the end: the command's status reaches gdb and ringvm (3)" || notok "the end $(gdbshow)"
+
+# Without --gdb-wait: gdb attaches to a running guest (which waits for a file we create only after
+# gdb detached), stops it, reads its registers and lets it go.
+mkdir "$tmp/share"
+vm_bg --gdb "unix:$tmp/sock2" --cpus 2 --share "$tmp/share:/mnt/t" -- \
+	sh -c 'while [ ! -e /mnt/t/go ]; do sleep 0.2; done; exit 4'
+for _ in $(seq 1 300); do [ -S "$tmp/sock2" ] && break; sleep 0.1; done
+timeout 300 gdb -batch -nx -ex 'set confirm off' -ex "target remote $tmp/sock2" -ex 'info threads' \
+	-ex 'p/x $pc' -ex 'detach' >"$tmp/gdb.out" 2>&1
+touch "$tmp/share/go"
+wait "$vm_pid"
+rc=$?
+vm_pid=
+grep -q "Thread 2 (vCPU 1)" "$tmp/gdb.out" && [ -n "$(value 1)" ] && grep -q detached "$tmp/gdb.out" &&
+	ok "attach to a running guest: both vCPUs stop, registers read, detach" || notok "attach $(gdbshow)"
+[ "$rc" = 4 ] && ok "after the detach the guest runs on to its command's status (4)" || notok "after detach $(gdbshow)"
 it_done
