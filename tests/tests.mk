@@ -33,9 +33,11 @@ $(DEPS_STAMP): Makefile tests/tests.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 
-# Everything `make test` needs: both builds, the fuzzers, the guests (6.1 and 6.12) and the lab.
+# Everything `make test` needs: both builds, the fuzzers, the guests (6.1 and 6.12), the small kernel
+# tree of tests/integration/tree.sh (built once, ~9 min on a busy 2-core machine, then kept) and the lab.
 test: all
 	$(Q)$(MAKE) --no-print-directory guest-bpo
+	$(Q)$(MAKE) --no-print-directory ktree
 	$(Q)$(MAKE) --no-print-directory SAN=1 build/san/ringvm unit
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)tests/run

@@ -12,20 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/errmsg.h"
 #include "vmm/kconfig.h"
 #include "vmm/ringvm.h"
 
 #define CONFIG_MAX (16u << 20) /* a distribution's .config is ~300 KiB */
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* snprintf for paths: -ENAMETOOLONG instead of a truncated path. */
 static int pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -154,12 +145,12 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	memset(t, 0, sizeof(*t));
 	char path[PATH_MAX + 64];
 	if (!realpath(dir, t->dir))
-		return fail(err, errlen, -errno, "kernel tree %s: %s", dir, strerror(errno));
+		return errmsg(err, errlen, -errno, "kernel tree %s: %s", dir, strerror(errno));
 	if (pathf(t->image, sizeof(t->image), "%s/arch/x86/boot/bzImage", t->dir))
-		return fail(err, errlen, -ENAMETOOLONG, "kernel tree %s: path too long", t->dir);
+		return errmsg(err, errlen, -ENAMETOOLONG, "kernel tree %s: path too long", t->dir);
 	if (!is_file(t->image)) {
 		if (pathf(t->image, sizeof(t->image), "%s/vmlinux", t->dir) || !is_file(t->image))
-			return fail(err, errlen, -ENOENT,
+			return errmsg(err, errlen, -ENOENT,
 				    "kernel tree %s has neither arch/x86/boot/bzImage nor vmlinux: build it first "
 				    "(make -C %s)",
 				    t->dir, t->dir);
@@ -168,12 +159,12 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	char *rel;
 	size_t rel_len;
 	if (read_path(path, &rel, &rel_len) < 0 || rel_len == 0 || rel_len >= sizeof(t->release))
-		return fail(err, errlen, -ENOENT, "kernel tree %s has no include/config/kernel.release", t->dir);
+		return errmsg(err, errlen, -ENOENT, "kernel tree %s has no include/config/kernel.release", t->dir);
 	rel[strcspn(rel, "\n")] = '\0';
 	snprintf(t->release, sizeof(t->release), "%s", rel);
 	free(rel);
 	if (!t->release[0] || strchr(t->release, '/'))
-		return fail(err, errlen, -EINVAL, "kernel tree %s: bad kernel.release", t->dir);
+		return errmsg(err, errlen, -EINVAL, "kernel tree %s: bad kernel.release", t->dir);
 
 	snprintf(path, sizeof(path), "%s/.config", t->dir);
 	int ret = read_path(path, &t->config, &t->config_len);
@@ -186,12 +177,12 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 		if (ret != 0 || t->config_len == 0) {
 			free(t->config);
 			t->config = NULL;
-			return fail(err, errlen, -ENOENT,
+			return errmsg(err, errlen, -ENOENT,
 				    "kernel tree %s has no .config and its image has no embedded configuration",
 				    t->dir);
 		}
 	} else if (ret < 0) {
-		return fail(err, errlen, ret, "kernel tree %s: reading .config: %s", t->dir, strerror(-ret));
+		return errmsg(err, errlen, ret, "kernel tree %s: reading .config: %s", t->dir, strerror(-ret));
 	}
 	snprintf(path, sizeof(path), "%s/modules.order", t->dir);
 	t->modules = kconfig_value(t->config, t->config_len, "MODULES") == 'y' && is_file(path);
@@ -203,7 +194,7 @@ int cli_tree_check(const struct cli_tree *t, unsigned int uses, char *err, size_
 	char missing[1024];
 	if (kconfig_check(t->config, t->config_len, uses, missing, sizeof(missing)) == 0)
 		return 0;
-	return fail(err, errlen, -ENOEXEC,
+	return errmsg(err, errlen, -ENOEXEC,
 		    "kernel tree %s cannot find ringvm's machine: its .config lacks %s (ringvm kconfig --apply %s)",
 		    t->dir, missing, t->dir);
 }
@@ -237,10 +228,10 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 	else
 		n = snprintf(base, sizeof(base), "/tmp/ringvm-trees-%u", (unsigned int)getuid());
 	if (n < 0 || (size_t)n >= sizeof(base))
-		return fail(err, errlen, -ENAMETOOLONG, "cache directory path too long");
+		return errmsg(err, errlen, -ENAMETOOLONG, "cache directory path too long");
 	int ret = mkdirs(base);
 	if (ret)
-		return fail(err, errlen, ret, "cannot create %s: %s", base, strerror(-ret));
+		return errmsg(err, errlen, ret, "cannot create %s: %s", base, strerror(-ret));
 	/* One directory per tree, named after its path. */
 	char name[PATH_MAX];
 	snprintf(name, sizeof(name), "%s", t->dir + 1);
@@ -249,20 +240,20 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 			*p = '_';
 	n = snprintf(t->out, sizeof(t->out), "%s/%s", base, name);
 	if (n < 0 || (size_t)n >= sizeof(t->out) - 64 - sizeof(t->release))
-		return fail(err, errlen, -ENAMETOOLONG, "cache directory path too long");
+		return errmsg(err, errlen, -ENAMETOOLONG, "cache directory path too long");
 
 	char helper_path[PATH_MAX], init_path[PATH_MAX];
 	if (pathf(helper_path, sizeof(helper_path), "%s", helper) || pathf(init_path, sizeof(init_path), "%s", init))
-		return fail(err, errlen, -ENAMETOOLONG, "path too long");
+		return errmsg(err, errlen, -ENAMETOOLONG, "path too long");
 	char *argv[] = { helper_path, t->dir, t->release, init_path, t->out, NULL };
 	ret = run(argv, NULL, true, NULL, NULL);
 	if (ret != 0)
-		return fail(err, errlen, ret < 0 ? ret : -EIO, "preparing an initramfs for kernel tree %s failed (%s: %s)",
+		return errmsg(err, errlen, ret < 0 ? ret : -EIO, "preparing an initramfs for kernel tree %s failed (%s: %s)",
 			    t->dir, helper, ret < 0 ? strerror(-ret) : "see above");
 	if (pathf(t->initrd, sizeof(t->initrd), "%s/initramfs.img", t->out) ||
 	    pathf(t->moddir, sizeof(t->moddir), "%s/root/lib/modules/%s", t->out, t->release) ||
 	    pathf(t->share, sizeof(t->share), "%s:/lib/modules/%s,readonly", t->moddir, t->release))
-		return fail(err, errlen, -ENAMETOOLONG, "cache directory path too long");
+		return errmsg(err, errlen, -ENAMETOOLONG, "cache directory path too long");
 	return 0;
 }
 
@@ -284,7 +275,7 @@ int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cf
 		return ret;
 	if (!initrd_given) {
 		if (!helper || !init)
-			return fail(err, errlen, -ENOENT,
+			return errmsg(err, errlen, -ENOENT,
 				    "ringvm's guest files (tree-initramfs.sh, init) are not built (run make)");
 		ret = cli_tree_prepare(t, helper, init, err, errlen);
 		if (ret)
@@ -293,13 +284,13 @@ int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cf
 	}
 	cfg->kernel = t->image;
 	if (*nr_shares + 2 > max)
-		return fail(err, errlen, -E2BIG, "--share: too many shares with a kernel tree");
+		return errmsg(err, errlen, -E2BIG, "--share: too many shares with a kernel tree");
 	if (t->modules && !initrd_given)
 		shares[(*nr_shares)++] = t->share;
 	/* Under --root / the tree is already at its own path; under another root it is shared there. */
 	if (strcmp(cfg->root, "/") && strcmp(cfg->root, "/,rw")) {
 		if (pathf(t->tree_share, sizeof(t->tree_share), "%s:%s,readonly", t->dir, t->dir))
-			return fail(err, errlen, -ENAMETOOLONG, "kernel tree path too long");
+			return errmsg(err, errlen, -ENAMETOOLONG, "kernel tree path too long");
 		shares[(*nr_shares)++] = t->tree_share;
 	}
 	return 0;

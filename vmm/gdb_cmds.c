@@ -254,6 +254,61 @@ static void cmd_write_reg(struct gdb_stub *s, const char *args)
 	regs_flush(s);
 }
 
+/* Insert or remove the software breakpoint at addr: the reply. Both are idempotent, as gdb expects. */
+static const char *sw_point(struct gdb_stub *s, bool insert, uint64_t addr)
+{
+	struct gdb_sw_point *free_slot = NULL;
+	for (unsigned int i = 0; i < GDB_MAX_SW_POINTS; i++) {
+		struct gdb_sw_point *sp = &s->sw[i];
+		if (sp->used && sp->addr == addr) {
+			void *p = insert ? NULL : gm_ptr(&s->vm->mem, sp->gpa, GDB_ARCH_SW_BP_LEN);
+			if (p)
+				memcpy(p, sp->saved, GDB_ARCH_SW_BP_LEN);
+			sp->used = insert;
+			return "OK";
+		}
+		if (!sp->used && !free_slot)
+			free_slot = sp;
+	}
+	if (!insert)
+		return "OK";
+	if (!free_slot)
+		return E_NOSPC;
+	struct gdb_arch_regs *regs = g_regs(s);
+	uint64_t gpa, left;
+	uint8_t *p;
+	if (!regs || gdb_arch_va_to_pa(&s->vm->mem, regs, addr, &gpa, &left) || left < GDB_ARCH_SW_BP_LEN ||
+	    !(p = gm_ptr(&s->vm->mem, gpa, GDB_ARCH_SW_BP_LEN)))
+		return E_FAULT;
+	*free_slot = (struct gdb_sw_point){ .used = true, .addr = addr, .gpa = gpa };
+	memcpy(free_slot->saved, p, GDB_ARCH_SW_BP_LEN);
+	memcpy(p, gdb_arch_sw_bp, GDB_ARCH_SW_BP_LEN);
+	return "OK";
+}
+
+/* The same for a debug-register point; it is armed on every vCPU when the guest resumes. */
+static const char *hw_point(struct gdb_stub *s, bool insert, const struct gdb_hw_point *want)
+{
+	if (gdb_arch_hw_point_check(want->type, want->addr, want->len))
+		return E_INVAL;
+	struct gdb_hw_point *free_slot = NULL;
+	for (unsigned int n = 0; n < GDB_HW_POINTS; n++) {
+		struct gdb_hw_point *h = &s->hw[n];
+		if (h->used && h->type == want->type && h->addr == want->addr && h->len == want->len) {
+			h->used = insert;
+			return "OK";
+		}
+		if (!h->used && !free_slot)
+			free_slot = h;
+	}
+	if (!insert)
+		return "OK";
+	if (!free_slot)
+		return E_NOSPC;
+	*free_slot = *want;
+	return "OK";
+}
+
 /* Z/z TYPE,ADDR,KIND: insert or remove a breakpoint or watchpoint. */
 static void cmd_point(struct gdb_stub *s, const char *args, bool insert)
 {
@@ -264,76 +319,16 @@ static void cmd_point(struct gdb_stub *s, const char *args, bool insert)
 		return;
 	}
 	if (type > GDB_POINT_ACCESS) {
-		gdb_send_str(s, "");
-		return; /* not a kind we know: unsupported */
+		gdb_send_str(s, ""); /* not a kind we know: unsupported */
+		return;
 	}
 	if (type == GDB_POINT_SW) {
-		struct gdb_sw_point *free_slot = NULL;
-		for (unsigned int i = 0; i < GDB_MAX_SW_POINTS; i++) {
-			struct gdb_sw_point *sp = &s->sw[i];
-			if (sp->used && sp->addr == addr) {
-				if (!insert) {
-					void *p = gm_ptr(&s->vm->mem, sp->gpa, GDB_ARCH_SW_BP_LEN);
-					if (p)
-						memcpy(p, sp->saved, GDB_ARCH_SW_BP_LEN);
-					sp->used = false;
-				}
-				gdb_send_str(s, "OK");
-				return;
-			}
-			if (!sp->used && !free_slot)
-				free_slot = sp;
-		}
-		if (!insert) {
-			gdb_send_str(s, "OK");
-			return;
-		}
-		if (!free_slot) {
-			gdb_send_str(s, E_NOSPC);
-			return;
-		}
-		struct gdb_arch_regs *regs = g_regs(s);
-		uint64_t gpa, left;
-		uint8_t *p;
-		if (!regs || gdb_arch_va_to_pa(&s->vm->mem, regs, addr, &gpa, &left) || left < GDB_ARCH_SW_BP_LEN ||
-		    !(p = gm_ptr(&s->vm->mem, gpa, GDB_ARCH_SW_BP_LEN))) {
-			gdb_send_str(s, E_FAULT);
-			return;
-		}
-		*free_slot = (struct gdb_sw_point){ .used = true, .addr = addr, .gpa = gpa };
-		memcpy(free_slot->saved, p, GDB_ARCH_SW_BP_LEN);
-		memcpy(p, gdb_arch_sw_bp, GDB_ARCH_SW_BP_LEN);
-		gdb_send_str(s, "OK");
+		gdb_send_str(s, sw_point(s, insert, addr));
 		return;
 	}
-	unsigned int len = type == GDB_POINT_HW ? 1 : (unsigned int)(kind <= 8 ? kind : 0);
-	struct gdb_hw_point want = { .used = true, .type = (enum gdb_point_type)type, .addr = addr, .len = len };
-	if (gdb_arch_hw_point_check(want.type, addr, len)) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
-	struct gdb_hw_point *free_slot = NULL;
-	for (unsigned int n = 0; n < GDB_HW_POINTS; n++) {
-		struct gdb_hw_point *h = &s->hw[n];
-		if (h->used && h->type == want.type && h->addr == addr && h->len == len) {
-			if (!insert)
-				h->used = false;
-			gdb_send_str(s, "OK");
-			return;
-		}
-		if (!h->used && !free_slot)
-			free_slot = h;
-	}
-	if (!insert) {
-		gdb_send_str(s, "OK");
-		return;
-	}
-	if (!free_slot) {
-		gdb_send_str(s, E_NOSPC);
-		return;
-	}
-	*free_slot = want; /* armed on every vCPU when the guest resumes */
-	gdb_send_str(s, "OK");
+	struct gdb_hw_point want = { .used = true, .type = (enum gdb_point_type)type, .addr = addr,
+				     .len = type == GDB_POINT_HW ? 1 : (unsigned int)(kind <= 8 ? kind : 0) };
+	gdb_send_str(s, hw_point(s, insert, &want));
 }
 
 /* c/s [ADDR], C/S SIG[;ADDR]: the signal means nothing to a machine and is dropped. */

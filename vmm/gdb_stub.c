@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/errmsg.h"
 #include "vmm/gdb_session.h"
 #include "vmm/machine.h"
 
@@ -27,30 +27,20 @@
 #define GDB_SEND_TIMEOUT_MS 5000
 #define GDB_MAX_RESENDS 3
 
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 /* "HOST:PORT" with HOST numeric IPv4 or [IPv6]; port 0 lets the kernel choose. */
 static int listen_tcp(struct gdb_stub *s, const char *spec, char *err, size_t errlen)
 {
 	char host[64];
 	const char *colon = strrchr(spec, ':');
 	if (!colon || (size_t)(colon - spec) >= sizeof(host))
-		return fail(err, errlen, -EINVAL, "--gdb tcp:%s: expected tcp:HOST:PORT", spec);
+		return errmsg(err, errlen, -EINVAL, "--gdb tcp:%s: expected tcp:HOST:PORT", spec);
 	memcpy(host, spec, (size_t)(colon - spec));
 	host[colon - spec] = '\0';
 	char *end;
 	errno = 0;
 	unsigned long port = strtoul(colon + 1, &end, 10);
 	if (!colon[1] || *end || errno || port > 65535)
-		return fail(err, errlen, -EINVAL, "--gdb tcp:%s: bad port '%s'", spec, colon + 1);
+		return errmsg(err, errlen, -EINVAL, "--gdb tcp:%s: bad port '%s'", spec, colon + 1);
 
 	struct sockaddr_storage ss;
 	socklen_t sslen;
@@ -60,21 +50,21 @@ static int listen_tcp(struct gdb_stub *s, const char *spec, char *err, size_t er
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 		host[hl - 1] = '\0';
 		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-			return fail(err, errlen, -EINVAL, "--gdb: '%s' is not an IPv6 address", host + 1);
+			return errmsg(err, errlen, -EINVAL, "--gdb: '%s' is not an IPv6 address", host + 1);
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons((uint16_t)port);
 		sslen = sizeof(*a);
 	} else {
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
 		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return fail(err, errlen, -EINVAL, "--gdb: '%s' is not a numeric IPv4 address", host);
+			return errmsg(err, errlen, -EINVAL, "--gdb: '%s' is not a numeric IPv4 address", host);
 		a->sin_family = AF_INET;
 		a->sin_port = htons((uint16_t)port);
 		sslen = sizeof(*a);
 	}
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "--gdb: socket: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "--gdb: socket: %s", strerror(errno));
 	int one = 1;
 	/* Replies are small and the debugger waits for each: no Nagle delay (accepted sockets inherit it). */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -82,7 +72,7 @@ static int listen_tcp(struct gdb_stub *s, const char *spec, char *err, size_t er
 	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 1) < 0) {
 		int e = errno;
 		close(fd);
-		return fail(err, errlen, -e, "--gdb tcp:%s: %s", spec, strerror(e));
+		return errmsg(err, errlen, -e, "--gdb tcp:%s: %s", spec, strerror(e));
 	}
 	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0) {
 		char txt[INET6_ADDRSTRLEN] = "?";
@@ -106,21 +96,21 @@ static int listen_unix(struct gdb_stub *s, const char *path, char *err, size_t e
 	memset(&a, 0, sizeof(a));
 	a.sun_family = AF_UNIX;
 	if (!*path || strlen(path) >= sizeof(a.sun_path))
-		return fail(err, errlen, -ENAMETOOLONG, "--gdb unix:%s: empty or too long a path", path);
+		return errmsg(err, errlen, -ENAMETOOLONG, "--gdb unix:%s: empty or too long a path", path);
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return fail(err, errlen, -EEXIST, "--gdb unix:%s: exists and is not a socket", path);
+			return errmsg(err, errlen, -EEXIST, "--gdb unix:%s: exists and is not a socket", path);
 		unlink(path); /* a stale socket of an earlier run */
 	}
 	strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "--gdb: socket: %s", strerror(errno));
+		return errmsg(err, errlen, -errno, "--gdb: socket: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
 		int e = errno;
 		close(fd);
-		return fail(err, errlen, -e, "--gdb unix:%s: %s", path, strerror(e));
+		return errmsg(err, errlen, -e, "--gdb unix:%s: %s", path, strerror(e));
 	}
 	s->listen_fd = fd;
 	snprintf(s->unix_path, sizeof(s->unix_path), "%s", path);
@@ -133,7 +123,7 @@ int gdb_stub_create(struct vm *vm, const char *addr, bool wait, struct gdb_stub 
 {
 	struct gdb_stub *s = calloc(1, sizeof(*s));
 	if (!s)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	s->vm = vm;
 	s->listen_fd = s->conn_fd = s->wake_efd = -1;
 	s->wait = wait;
@@ -145,12 +135,12 @@ int gdb_stub_create(struct vm *vm, const char *addr, bool wait, struct gdb_stub 
 	else if (!strncmp(addr, "unix:", 5))
 		ret = listen_unix(s, addr + 5, err, errlen);
 	else
-		ret = fail(err, errlen, -EINVAL, "--gdb %s: expected tcp:HOST:PORT or unix:PATH", addr);
+		ret = errmsg(err, errlen, -EINVAL, "--gdb %s: expected tcp:HOST:PORT or unix:PATH", addr);
 	if (ret)
 		goto fail;
 	ssize_t xl = gdb_arch_target_xml(s->xml, sizeof(s->xml));
 	if (xl < 0) {
-		ret = fail(err, errlen, (int)xl, "gdb: the target description does not fit");
+		ret = errmsg(err, errlen, (int)xl, "gdb: the target description does not fit");
 		goto fail;
 	}
 	s->xml_len = (size_t)xl;
@@ -158,14 +148,14 @@ int gdb_stub_create(struct vm *vm, const char *addr, bool wait, struct gdb_stub 
 	s->nr_vcpus = vm->nr_cpus;
 	s->vcpus = calloc(s->nr_vcpus, sizeof(*s->vcpus));
 	if (s->wake_efd < 0 || !s->vcpus) {
-		ret = fail(err, errlen, -ENOMEM, "gdb: out of memory or eventfds");
+		ret = errmsg(err, errlen, -ENOMEM, "gdb: out of memory or eventfds");
 		goto fail;
 	}
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		s->vcpus[i].may_run = !wait;
 		s->vcpus[i].regs = gdb_arch_regs_new();
 		if (!s->vcpus[i].regs) {
-			ret = fail(err, errlen, -ENOMEM, "out of memory");
+			ret = errmsg(err, errlen, -ENOMEM, "out of memory");
 			goto fail;
 		}
 	}

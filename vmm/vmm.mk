@@ -10,7 +10,7 @@ test_gdb_packet_SRCS := vmm/gdb_packet.c tests/unit/test_gdb_packet.c
 LIB_SRCS += vmm/gdb_stub.c vmm/gdb_cmds.c
 
 # A kernel build tree as --kernel: the kconfig check and fragment (pure), the tree's files (CLI).
-LIB_SRCS += vmm/kconfig.c
+LIB_SRCS += vmm/kconfig.c vmm/errmsg.c
 CLI_SRCS += vmm/cli_tree.c
 UNIT_TESTS += kconfig
 test_kconfig_SRCS := vmm/kconfig.c tests/unit/test_kconfig.c
