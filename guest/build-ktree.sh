@@ -32,9 +32,11 @@ start=$(date +%s)
 if [ ! -f "$out/src.key" ] || [ "$(cat "$out/src.key")" != "$pkg $version" ]; then
 	rm -rf "$out/dl" "$tree"
 	mkdir -p "$out/dl"
-	# (apt's note that it downloads as root into a folder _apt cannot enter is expected here)
-	(cd "$out/dl" && apt-get -q download "$pkg" >/dev/null 2>"$out/apt.log") || { cat "$out/apt.log" >&2; exit 1; }
-	dpkg -x "$out"/dl/*.deb "$out/dl/root"
+	dl=$(mktemp -d)
+	chmod 755 "$dl" # apt downloads as _apt
+	(cd "$dl" && apt-get -q download "$pkg" >/dev/null) || { rm -rf "$dl"; exit 1; }
+	dpkg -x "$dl"/*.deb "$out/dl/root"
+	rm -rf "$dl"
 	mkdir -p "$tree"
 	tar -xf "$out"/dl/root/usr/src/linux-source-*.tar.xz -C "$tree" --strip-components=1
 	rm -rf "$out/dl"

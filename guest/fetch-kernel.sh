@@ -4,7 +4,7 @@
 #   guest/fetch-kernel.sh FLAVOUR OUTDIR [SUITE]
 #
 # FLAVOUR is the metapackage suffix (cloud-amd64, amd64); SUITE is bookworm (default, the host's own
-# sources) or bookworm-backports / trixie (through a private sources list and lists folder under
+# sources) or bookworm-backports / trixie (guest/apt-suite.sh: a private sources list and lists folder under
 # build/apt, so the host's apt configuration is never touched). Result:
 #   OUTDIR/vmlinuz              the bzImage
 #   OUTDIR/version              the kernel release (uname -r)
@@ -19,15 +19,9 @@ fi
 
 apt_opts=""
 if [ "$suite" != bookworm ]; then
-	aptdir=$(cd "$(dirname "$out")" && pwd)/apt-$suite
-	mkdir -p "$aptdir/lists/partial"
-	echo "deb http://deb.debian.org/debian $suite main" >"$aptdir/sources.list"
-	apt_opts="-o Dir::Etc::sourcelist=$aptdir/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$aptdir/lists"
-	if [ ! -f "$aptdir/updated" ]; then
-		# shellcheck disable=SC2086
-		apt-get -q $apt_opts update >/dev/null
-		touch "$aptdir/updated"
-	fi
+	# The host's own archive, the other suite (guest/apt-suite.sh keeps it private under build/).
+	mkdir -p "$(dirname "$out")"
+	apt_opts=$("$(dirname "$0")/apt-suite.sh" "$suite" "$(cd "$(dirname "$out")" && pwd)/apt-$suite")
 elif ! apt-cache show "linux-image-$flavour" >/dev/null 2>&1; then
 	apt-get -q update >/dev/null
 fi
@@ -40,6 +34,7 @@ pkg=$(apt-cache $apt_opts depends "linux-image-$flavour" | sed -n 's/^ *Depends:
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp" # apt downloads as _apt
 # shellcheck disable=SC2086
 (cd "$tmp" && apt-get -q $apt_opts download "$pkg" >/dev/null)
 rm -rf "$out"

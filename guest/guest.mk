@@ -106,3 +106,6 @@ DEPS_PKGS += flex bison libelf-dev bc
 ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
 	@$(if $(Q),echo "  KTREE   $(KTREE_DIR)/linux")
 	$(Q)guest/build-ktree.sh $(BUILD_ROOT)/ringvm $(KTREE_DIR)
+
+# The private apt configuration for another suite reads the host's sources in both formats.
+HOST_TESTS += guest/test-apt-suite.sh

@@ -10,6 +10,8 @@ test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
+include tests/bench/bench.mk
+
 # libFuzzer targets: FUZZERS += name, fuzz_name_SRCS := sources (one defines LLVMFuzzerTestOneInput).
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
@@ -29,7 +31,7 @@ DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-s
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils gdb python3
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 

@@ -1,0 +1,113 @@
+#!/bin/bash
+# device-report.sh OUTDIR [HEADER]: turn OUTDIR/results.jsonl (one line per run of tests/bench/device.sh)
+# into OUTDIR/summary.json (medians and ranges over the rounds, ratios to the best peer),
+# OUTDIR/tables.txt (one table per workload) and OUTDIR/<row>.png (one chart per workload, gnuplot).
+# HEADER (peer versions, ...) opens tables.txt. Exit 0, or 1 when the results cannot be read.
+set -u
+out=$1
+header=${2:-}
+results=$out/results.jsonl
+[ -s "$results" ] || { echo "device-report: no $results" >&2; exit 1; }
+
+# Per row and peer: the medians over the rounds that ran, the IOPS range, how many rounds failed.
+jq -s '
+def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def r2: if . == null then null else (. * 100 | round) / 100 end;
+group_by(.row) | map(
+	. as $runs | ($runs | map(select(.status == "ok"))) as $ok |
+	{
+		row: $runs[0].row,
+		workload: ($ok[0].workload // null), bs: ($ok[0].bs // null), depth: ($ok[0].depth // null),
+		jobs: ($ok[0].jobs // null), direct: ($ok[0].direct // null),
+		others_cpu_pct: ($ok | map(.others_cpu_pct) | median | r2),
+		others_cpu_pct_max: ($ok | map(.others_cpu_pct) | max),
+		cpu_dma_latency: ($ok | map(.cpu_dma_latency) | unique),
+		peers: ($runs | group_by(.peer) | map(
+			. as $p | ($p | map(select(.status == "ok"))) as $pok | {
+				peer: $p[0].peer,
+				target: ($pok[0].target // null),
+				runs: ($pok | length),
+				failed: ($p | map(select(.status == "failed")) | length),
+				status: (if ($pok | length) > 0 then "ok" else $p[0].status end),
+				why: ([$p[] | select(.status != "ok") | .why] | unique | .[0] // null),
+				iops: ($pok | map(.iops) | median | r2),
+				iops_min: ($pok | map(.iops) | min), iops_max: ($pok | map(.iops) | max),
+				mbps: ($pok | map(.mbps) | median | r2),
+				lat_mean_us: ($pok | map(.lat_mean_us) | median | r2),
+				lat_p50_us: ($pok | map(.lat_p50_us) | median | r2),
+				lat_p99_us: ($pok | map(.lat_p99_us) | median | r2),
+				cpu_us_per_req: ($pok | map(.peer_cpu_us_per_req) | map(select(. != null)) | median | r2),
+				resident_after: ($pok | map(.resident_after) | max),
+				direct_how: ($pok[0].direct_how // null)
+			}))
+	}
+	# The yardstick is the best peer that is not ringvm (the goals of ringvm are ratios to it), nor the
+	# host (the limit); when no such peer ran, the best of the rest.
+	| (.peers | map(select(.status == "ok" and .target != "host"))) as $ran
+	| (($ran | map(select(.peer | startswith("ringvm") | not)) | max_by(.iops)) // ($ran | max_by(.iops)) // null) as $best
+	| .best_peer = ($best.peer // null)
+	| .peers |= map(.ratio_to_best = (if .iops != null and $best != null and $best.iops > 0
+		then (.iops / $best.iops * 1000 | round) / 1000 else null end))
+)' "$results" >"$out/summary.json" || { echo "device-report: cannot summarize $results" >&2; exit 1; }
+
+# Tables, in the order the rows ran.
+{
+	[ -n "$header" ] && sed 's/^/# /' <<<"$header"
+	order=$(jq -r '.row' "$results" | awk '!seen[$0]++')
+	for row in $order; do
+		jq -r --arg row "$row" '.[] | select(.row == $row) |
+		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
+		"\n== \(.row): \(.workload // "?") \(.bs // "?") B, depth \(.depth // "?"), \(.jobs // "?") job(s), " +
+		"\(if .direct then "O_DIRECT" else "page cache" end); best peer other than ringvm: \(.best_peer // "none")\n" +
+		"   rest of the machine busy \(.others_cpu_pct | f(0))% of all CPUs (max \(.others_cpu_pct_max | f(0))%), " +
+		"cpu_dma_latency \(.cpu_dma_latency | join(","))"' "$out/summary.json"
+		jq -r --arg row "$row" '
+		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
+		.[] | select(.row == $row) |
+		(["peer", "IOPS", "range", "MB/s", "mean_us", "p50_us", "p99_us", "cpu_us/req", "x_best", "runs", "note"] | @tsv),
+		(.peers[] | [
+			.peer,
+			(.iops | f(0)),
+			(if .iops_min != null then "\(.iops_min | f(0))-\(.iops_max | f(0))" else "-" end),
+			(.mbps | f(1)), (.lat_mean_us | f(1)), (.lat_p50_us | f(1)), (.lat_p99_us | f(1)),
+			(.cpu_us_per_req | f(2)),
+			(.ratio_to_best | f(2)),
+			"\(.runs)\(if .failed > 0 then " (\(.failed) failed)" else "" end)",
+			(if .status != "ok" then "\(.status): \(.why // "")"
+			 elif .resident_after != null and .resident_after > 0.05 and (.direct_how != null)
+			 then "page cache used (\(.resident_after * 100 | round)% resident after): not direct I/O"
+			 else (.direct_how // "") end)
+		] | @tsv)' "$out/summary.json" | column -t -s $'\t' -L 2>/dev/null || true
+	done
+	echo
+	echo "x_best: IOPS / that of the best peer other than ringvm (the host row is the limit, not a peer);"
+	echo "cpu_us/req: the peer's utime+stime (whole process tree, /proc) per request; medians over the"
+	echo "rounds, range = min-max IOPS."
+} >"$out/tables.txt"
+
+# One chart per workload: median IOPS per peer, the range as error bars.
+for row in $(jq -r '.[].row' "$out/summary.json"); do
+	dat=$out/$row.dat
+	jq -r --arg row "$row" '.[] | select(.row == $row) | .peers[] | select(.status == "ok") |
+		"\(.peer) \(.iops) \(.iops_min) \(.iops_max)"' "$out/summary.json" >"$dat"
+	[ -s "$dat" ] || { rm -f "$dat"; continue; }
+	title=$(jq -r --arg row "$row" '.[] | select(.row == $row) |
+		"\(.row): \(.workload) \(.bs) B, depth \(.depth), \(.jobs) job(s), \(if .direct then "O_DIRECT" else "page cache" end)"' \
+		"$out/summary.json")
+	gnuplot <<EOF 2>>"$out/gnuplot.log"
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/$row.png"
+set title "$title"
+set ylabel "requests/s (median, range over rounds)"
+set style fill solid 0.6
+set boxwidth 0.6
+set yrange [0:*]
+set xtics rotate by -30
+set grid ytics
+set format y "%.0s%c"
+plot "$dat" using 0:2:xtic(1) with boxes notitle, "" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle
+EOF
+	rm -f "$dat"
+done
+exit 0

@@ -1,0 +1,288 @@
+#!/bin/bash
+# device.sh: `make bench-device`: the seed threads' experiment run natively. One driver program
+# (tests/bench/device/, build/bench/device-driver) plays the guest's virtio-fs or virtio-blk driver as
+# a vhost-user front-end against each peer in turn, on the same files, round after round; the host's
+# own io_uring on the same file is the limit. See tests/bench/README.md ("make bench-device").
+#
+# Environment: ROUNDS (3), TIME (s measured per run, 4), WARMUP (s, 1), FILE_MB (1024), TREE_FILES
+# (3000), BENCH_DIR (/var/tmp/ringvm-bench-device: on the root disk, so O_DIRECT reaches a disk),
+# OUT (build/bench/device), RINGVM ($B/ringvm), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS
+# (space-separated names to keep; default all),
+# BENCH_QUICK=1 (every peer and workload once, briefly: a check of the harness, never a speed verdict),
+# TAP=1 (print TAP: one check per run and per output; `make test` uses BENCH_QUICK=1 TAP=1).
+# Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
+# per workload, and each peer's log.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+root=$(pwd)
+B=${B:-build}
+driver=$root/$B/bench/device-driver
+quick=${BENCH_QUICK:-0}
+# The quick mode keeps its own files and results, so `make test` never clobbers a full run's.
+suffix=""
+[ "$quick" = 1 ] && suffix=-quick
+out=${OUT:-$root/build/bench/device$suffix}
+if [ "$quick" = 1 ]; then
+	rounds=${ROUNDS:-1} time=${TIME:-0.3} warmup=${WARMUP:-0.1} file_mb=${FILE_MB:-64}
+else
+	rounds=${ROUNDS:-3} time=${TIME:-4} warmup=${WARMUP:-1} file_mb=${FILE_MB:-1024}
+fi
+tree_files=${TREE_FILES:-3000}
+dir=${BENCH_DIR:-/var/tmp/ringvm-bench-device$suffix}
+driver_cpus=${DRIVER_CPUS:-0}
+peer_cpus=${PEER_CPUS:-1}
+tap=${TAP:-0}
+sock=$out/peer.sock
+rs_dir=$root/build/bench/peers/virtiofsd-rs
+ringvm=${RINGVM:-$root/$B/ringvm}
+
+# The peers: name, target (fs, blk or host), how it is made to do direct I/O on the O_DIRECT rows,
+# and its start command. In the command @SOCK@, @DIR@ (the shared directory), @FILE@ (the data file,
+# the disk of the blk peers), @Q@ (queues the run needs) and @DIRECT@ (on for O_DIRECT rows, else off)
+# are replaced. A peer is one line; ringvm's lines run once `ringvm serve` exists in the build.
+PEER_TABLE="
+virtiofsd-c|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUNABLES=glibc.malloc.arena_max=8 /usr/lib/qemu/virtiofsd --socket-path=@SOCK@ -o source=@DIR@ -o cache=auto -o allow_direct_io --thread-pool-size=0
+virtiofsd-c-tp64|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUNABLES=glibc.malloc.arena_max=8 /usr/lib/qemu/virtiofsd --socket-path=@SOCK@ -o source=@DIR@ -o cache=auto -o allow_direct_io --thread-pool-size=64
+virtiofsd-rs|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io
+virtiofsd-rs-tp64|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io --thread-pool-size=64
+ringvm-fs|fs|FUSE OPEN with O_DIRECT, one configuration for every row|$ringvm serve fs --socket @SOCK@ --shared-dir @DIR@ --queues @Q@
+qsd|blk|cache.direct=on (one iothread: QEMU 7.2 has no per-queue iothreads for exports)|qemu-storage-daemon --object iothread,id=io0 --blockdev driver=file,filename=@FILE@,node-name=disk,aio=io_uring,cache.direct=@DIRECT@ --export type=vhost-user-blk,id=exp,node-name=disk,addr.type=unix,addr.path=@SOCK@,writable=on,num-queues=@Q@,iothread=io0
+ringvm-blk|blk|--disk ...,direct=on|$ringvm serve blk --socket @SOCK@ --disk @FILE@,queues=@Q@,direct=@DIRECT@
+host|host|the file opened O_DIRECT|-
+"
+
+# The workloads: name, targets it applies to, driver workload, request bytes, depth, jobs, direct.
+# Page-cache rows first, then O_DIRECT rows (whose runs drop the file from the cache).
+WORKLOAD_TABLE="
+rr-cache-qd1|fs blk host|randread|4096|1|1|0
+rr-cache-qd16|fs blk host|randread|4096|16|1|0
+rr-cache-qd64|fs blk host|randread|4096|64|1|0
+rr-cache-qd1-j4|fs blk host|randread|4096|1|4|0
+rr-cache-qd16-j4|fs blk host|randread|4096|16|4|0
+rr-cache-qd64-j4|fs blk host|randread|4096|64|4|0
+rw-cache-qd1|fs blk host|randwrite|4096|1|1|0
+rw-cache-qd16|fs blk host|randwrite|4096|16|1|0
+seq128k-qd16|fs blk host|seqread|131072|16|1|0
+meta-qd1|fs|meta|4096|1|1|0
+meta-qd16|fs|meta|4096|16|1|0
+untar-qd1|fs|untar|4096|1|1|0
+untar-qd16|fs|untar|4096|16|1|0
+rr-direct-qd1|fs blk host|randread|4096|1|1|1
+rr-direct-qd16|fs blk host|randread|4096|16|1|1
+rr-direct-qd64|fs blk host|randread|4096|64|1|1
+rr-direct-qd1-j4|fs blk host|randread|4096|1|4|1
+rr-direct-qd16-j4|fs blk host|randread|4096|16|4|1
+rr-direct-qd64-j4|fs blk host|randread|4096|64|4|1
+"
+
+checks=0
+failures=0
+say() { echo "# $*"; }
+check() { # check OK|FAIL|SKIP DESCRIPTION [REASON]
+	checks=$((checks + 1))
+	[ "$tap" = 1 ] || return 0
+	case $1 in
+	OK) echo "ok $checks - $2" ;;
+	SKIP) echo "ok $checks - $2 # SKIP $3" ;;
+	*) echo "not ok $checks - $2${3:+: $3}" ;;
+	esac
+}
+
+selected() { # selected LIST NAME: true when LIST is empty or has NAME
+	[ -z "$1" ] && return 0
+	case " $1 " in *" $2 "*) return 0 ;; esac
+	return 1
+}
+
+mkdir -p "$out"
+rm -f "$out"/*.log "$out"/*.png "$out/results.jsonl" "$out/summary.json" "$out/tables.txt"
+# A copy of the driver: a rebuild during a long run does not change it under the run.
+cp "$driver" "$out/device-driver" 2>/dev/null && driver=$out/device-driver
+
+# --- what the peers need; a peer that cannot start is reported, never dropped ---
+declare -A unavailable=()
+if [ ! -x "$driver" ]; then
+	echo "device.sh: $driver is missing (make $B/bench/device-driver)" >&2
+	exit 1
+fi
+[ -x "$rs_dir/virtiofsd" ] || tests/bench/peers/fetch-virtiofsd-rs.sh "$rs_dir" >"$out/fetch-virtiofsd-rs.log" 2>&1 ||
+	unavailable[virtiofsd-rs]="the Rust virtiofsd could not be fetched (see $out/fetch-virtiofsd-rs.log)"
+[ -x "$rs_dir/virtiofsd" ] || unavailable[virtiofsd-rs-tp64]=${unavailable[virtiofsd-rs]:-}
+[ -x /usr/lib/qemu/virtiofsd ] || unavailable[virtiofsd-c]="/usr/lib/qemu/virtiofsd missing (qemu-system-common)"
+[ -x /usr/lib/qemu/virtiofsd ] || unavailable[virtiofsd-c-tp64]=${unavailable[virtiofsd-c]}
+command -v qemu-storage-daemon >/dev/null || unavailable[qsd]="qemu-storage-daemon missing (qemu-system-common)"
+# ringvm serves vhost-user once its `serve` command exists; until then its rows are skipped, and say so.
+if ! "$ringvm" serve --help >/dev/null 2>&1; then
+	unavailable[ringvm-fs]="skip:$ringvm has no 'serve' command (vhost-user back-end not in this build)"
+	unavailable[ringvm-blk]=${unavailable[ringvm-fs]}
+fi
+
+# --- hygiene: what else the machine is doing, and how the threads are pinned ---
+versions=$(
+	echo "virtiofsd-c: $(/usr/lib/qemu/virtiofsd --version 2>&1 | head -n1)"
+	echo "virtiofsd-rs: $(cat "$rs_dir/version" 2>/dev/null || echo none)"
+	echo "qsd: $(qemu-storage-daemon --version 2>/dev/null | head -n1)"
+	echo "kernel: $(uname -r), $(nproc) CPUs"
+)
+versions+=$'\n'"pinning: driver on CPU $driver_cpus, peer on CPU $peer_cpus (taskset); /dev/cpu_dma_latency held at 0 by the driver during each run (the tables say whether it could)"
+versions+=$'\n'"load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$quick" = 1 ] && say "BENCH_QUICK=1: a check of the harness, not a measurement"
+
+if ! "$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_files" --jobs 4; then
+	check FAIL "prepare the files in $dir"
+	exit 1
+fi
+versions+=$'\n'"rounds $rounds, $time s per run after $warmup s warm-up, data file $file_mb MiB, tree $tree_files files, in $dir"
+while read -r line; do say "$line"; done <<<"$versions"
+
+# start_peer NAME CMD DIRECT QUEUES [DIR]: start it pinned, in the background, serving DIR (default
+# the bench directory); echo its pid.
+start_peer() {
+	local cmd=$2 d=${5:-$dir}
+	cmd=${cmd//@SOCK@/$sock}
+	cmd=${cmd//@DIR@/$d}
+	cmd=${cmd//@FILE@/$d/data}
+	cmd=${cmd//@Q@/$4}
+	cmd=${cmd//@DIRECT@/$3}
+	rm -f "$sock"
+	echo "+ $cmd" >>"$out/$1.log"
+	# shellcheck disable=SC2086 # the command line is split on purpose
+	taskset -c "$peer_cpus" $cmd >>"$out/$1.log" 2>&1 &
+	echo $!
+}
+
+# stop_peer PID: end it (most vhost-user back-ends exit by themselves when the front-end leaves).
+stop_peer() {
+	local pid=$1 i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$pid" 2>/dev/null || break
+		[ "$i" = 3 ] && kill "$pid" 2>/dev/null
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run, one JSON line.
+run_one() {
+	local round=$1 peer=$2 target=$3 how=$4 cmd=$5 row=$6 wl=$7 bs=$8 depth=$9 jobs=${10} direct=${11}
+	local pid="" rc args=() err json dflag=off cache=warm
+	if [ "$direct" = 1 ]; then
+		args+=(--direct)
+		dflag=on cache=evict
+	fi
+	if [ "$wl" = untar ]; then
+		rm -rf "$dir/untar" && "$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_files" --jobs 4 ||
+			return 1
+	fi
+	if [ "$target" != host ]; then
+		pid=$(start_peer "$peer" "$cmd" "$dflag" "$jobs")
+		args+=(--socket "$sock" --cpu-pid "$pid")
+	fi
+	json=$(taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
+		--workload "$wl" --bs "$bs" --depth "$depth" --jobs "$jobs" --time "$time" --warmup "$warmup" \
+		--tree-files "$tree_files" --cache "$cache" "${args[@]}" 2>"$out/driver.err")
+	rc=$?
+	[ -n "$pid" ] && stop_peer "$pid"
+	err=$(sed 's/^device bench: //' "$out/driver.err" | tr '\n' ' ' | sed 's/ *$//' | cut -c1-300)
+	cat "$out/driver.err" >>"$out/$peer.log"
+	local desc="round $round $peer $row"
+	if [ "$rc" = 0 ] && jq -e . >/dev/null 2>&1 <<<"$json"; then
+		jq -c --arg row "$row" --argjson round "$round" --arg how "$how" \
+			'. + {row: $row, round: $round, status: "ok", direct_how: (if .direct then $how else null end)}' \
+			<<<"$json" >>"$out/results.jsonl"
+		check OK "$desc"
+	elif [ "$rc" = 3 ]; then
+		# The peer offers fewer queues than the row has jobs: not applicable, said in the table.
+		jq -nc --arg peer "$peer" --arg row "$row" --argjson round "$round" --arg why "$err" \
+			'{peer: $peer, row: $row, round: $round, status: "n/a", why: $why}' >>"$out/results.jsonl"
+		check OK "$desc (n/a: $err)"
+	else
+		jq -nc --arg peer "$peer" --arg row "$row" --argjson round "$round" --arg why "exit $rc: $err" \
+			'{peer: $peer, row: $row, round: $round, status: "failed", why: $why}' >>"$out/results.jsonl"
+		check FAIL "$desc" "exit $rc: $err"
+		failures=$((failures + 1))
+		echo "device.sh: $desc failed (exit $rc): $err" >&2
+	fi
+}
+
+[ "$tap" = 1 ] && echo "# TAP from tests/bench/device.sh"
+
+# The checks can fail: a peer serving a zero-filled copy of the data file must be caught by the driver's
+# data check (once per kind of device, in the quick mode that `make test` runs).
+if [ "$quick" = 1 ]; then
+	wrong=$out/wrong
+	mkdir -p "$wrong" && rm -f "$wrong/data" && truncate -s "$((file_mb << 20))" "$wrong/data"
+	while IFS='|' read -r peer target how cmd; do
+		case $peer in virtiofsd-c | qsd) ;; *) continue ;; esac
+		[ -z "${unavailable[$peer]:-}" ] || continue
+		pid=$(start_peer "$peer" "$cmd" off 1 "$wrong")
+		taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
+			--workload randread --time 0.2 --warmup 0 --socket "$sock" >/dev/null 2>"$out/driver.err"
+		rc=$?
+		stop_peer "$pid"
+		if [ "$rc" = 1 ] && grep -q "wrong data" "$out/driver.err"; then
+			check OK "$peer serving zeros: the driver reports wrong data"
+		else
+			check FAIL "$peer serving zeros" "driver exit $rc: $(head -c 200 "$out/driver.err")"
+			failures=$((failures + 1))
+		fi
+	done <<<"$PEER_TABLE"
+	rm -rf "$wrong"
+fi
+
+for round in $(seq 1 "$rounds"); do
+	say "round $round of $rounds"
+	while IFS='|' read -r row targets wl bs depth jobs direct; do
+		[ -n "$row" ] || continue
+		selected "${WORKLOADS:-}" "$row" || continue
+		# Alternate the peers' order from round to round, so no peer always runs right after another.
+		peers=$(grep -v '^$' <<<"$PEER_TABLE")
+		[ $((round % 2)) = 0 ] && peers=$(tac <<<"$peers")
+		while IFS='|' read -r peer target how cmd; do
+			[[ " $targets " == *" $target "* ]] || continue
+			selected "${PEERS:-}" "$peer" || continue
+			if [ -n "${unavailable[$peer]:-}" ]; then
+				why=${unavailable[$peer]}
+				if [ "$round" = 1 ]; then
+					case $why in
+					skip:*) check SKIP "$peer $row" "${why#skip:}" ;;
+					*)
+						check FAIL "$peer $row" "$why"
+						failures=$((failures + 1))
+						echo "device.sh: $peer cannot run: $why" >&2
+						;;
+					esac
+				fi
+				jq -nc --arg peer "$peer" --arg row "$row" --argjson round "$round" --arg why "${why#skip:}" \
+					'{peer: $peer, row: $row, round: $round, status: "unavailable", why: $why}' \
+					>>"$out/results.jsonl"
+				continue
+			fi
+			run_one "$round" "$peer" "$target" "$how" "$cmd" "$row" "$wl" "$bs" "$depth" "$jobs" "$direct" </dev/null
+		done <<<"$peers"
+	done <<<"$WORKLOAD_TABLE"
+done
+
+tests/bench/device-report.sh "$out" "$versions"
+rc=$?
+if [ "$rc" = 0 ] && jq -e 'length > 0' "$out/summary.json" >/dev/null 2>&1; then
+	check OK "summary.json parses and has rows"
+else
+	check FAIL "summary.json" "the report failed (exit $rc)"
+fi
+shopt -s nullglob
+for png in "$out"/*.png; do
+	if [ -s "$png" ] && [ "$(head -c 4 "$png" | tail -c 3)" = PNG ]; then
+		check OK "chart $(basename "$png")"
+	else
+		check FAIL "chart $(basename "$png")" "missing or not a PNG"
+	fi
+done
+[ "$tap" = 1 ] && echo "1..$checks"
+if [ "$tap" != 1 ]; then
+	cat "$out/tables.txt"
+	echo "results: $out/results.jsonl, $out/summary.json, $out/tables.txt, charts $out/*.png"
+fi
+# A peer that failed or could not start fails `make bench-device` too (after the tables).
+[ "$tap" = 1 ] || [ "$failures" = 0 ]
