@@ -7,6 +7,11 @@
 #include "vmm/gdb_session.h"
 #include "vmm/machine.h"
 
+/*
+ * Each cmd_*() returns the reply to send ("OK", an error, "" for unsupported), or NULL when it
+ * sent a reply of its own (data) or let the guest run (the stop reply comes later).
+ */
+
 /* Error replies carry an errno-like number in hex; gdb only shows it. */
 #define E_INVAL "E16"
 #define E_FAULT "E0e"
@@ -91,167 +96,126 @@ static struct gdb_arch_regs *g_regs(struct gdb_stub *s)
 	return gdb_vcpu_regs(s, s->g_vcpu);
 }
 
-static void cmd_read_mem(struct gdb_stub *s, const char *args)
+/* Send n bytes as hex (a data reply). */
+static const char *send_hex(struct gdb_stub *s, const void *data, size_t n)
+{
+	gdb_hex_encode(data, n, s->reply);
+	gdb_send(s, s->reply, 2 * n);
+	return NULL;
+}
+
+static const char *cmd_read_mem(struct gdb_stub *s, const char *args)
 {
 	uint64_t addr, len;
-	if (parse_addr_len(&args, &addr, &len, '\0')) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (parse_addr_len(&args, &addr, &len, '\0'))
+		return E_INVAL;
 	if (len > GDB_MEM_MAX)
 		len = GDB_MEM_MAX; /* gdb takes a short read and asks for the rest */
 	struct gdb_arch_regs *regs = g_regs(s);
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
-	uint8_t *buf = s->scratch;
-	size_t got = mem_access(s, regs, addr, buf, (size_t)len, false);
-	if (got == 0 && len) {
-		gdb_send_str(s, E_FAULT);
-		return;
-	}
-	gdb_hex_encode(buf, got, s->reply);
-	gdb_send(s, s->reply, 2 * got);
+	if (!regs)
+		return E_IO;
+	size_t got = mem_access(s, regs, addr, s->scratch, (size_t)len, false);
+	if (got == 0 && len)
+		return E_FAULT;
+	return send_hex(s, s->scratch, got);
 }
 
 /* M (hex data) and X (binary data, '}'-escaped). */
-static void cmd_write_mem(struct gdb_stub *s, const char *args, size_t args_len, bool binary)
+static const char *cmd_write_mem(struct gdb_stub *s, const char *args, size_t args_len, bool binary)
 {
 	const char *p = args;
 	uint64_t addr, len;
-	if (parse_addr_len(&p, &addr, &len, ':')) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (parse_addr_len(&p, &addr, &len, ':'))
+		return E_INVAL;
 	p++;
 	size_t data_len = args_len - (size_t)(p - args);
-	uint8_t *buf = s->scratch;
-	ssize_t n = binary ? gdb_unescape(p, data_len, buf, sizeof(s->scratch))
-			   : gdb_hex_decode(p, data_len, buf, sizeof(s->scratch));
-	if (n < 0 || (uint64_t)n != len) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
-	if (len == 0) /* gdb probes X support with an empty write */ {
-		gdb_send_str(s, "OK");
-		return;
-	}
+	ssize_t n = binary ? gdb_unescape(p, data_len, s->scratch, sizeof(s->scratch))
+			   : gdb_hex_decode(p, data_len, s->scratch, sizeof(s->scratch));
+	if (n < 0 || (uint64_t)n != len)
+		return E_INVAL;
+	if (len == 0) /* gdb probes X support with an empty write */
+		return "OK";
 	struct gdb_arch_regs *regs = g_regs(s);
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
-	size_t done = mem_access(s, regs, addr, buf, (size_t)len, true);
-	gdb_send_str(s, done == len ? "OK" : E_FAULT);
+	if (!regs)
+		return E_IO;
+	return mem_access(s, regs, addr, s->scratch, (size_t)len, true) == len ? "OK" : E_FAULT;
 }
 
-static void cmd_read_regs(struct gdb_stub *s)
+static const char *cmd_read_regs(struct gdb_stub *s)
 {
 	struct gdb_arch_regs *regs = g_regs(s);
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
+	if (!regs)
+		return E_IO;
 	size_t o = 0;
-	uint8_t v[16];
 	for (unsigned int i = 0; i < gdb_arch_nr_regs(); i++) {
-		int n = gdb_arch_reg_get(regs, i, v);
-		if (n < 0) {
-			gdb_send_str(s, E_IO);
-			return;
-		}
-		gdb_hex_encode(v, (size_t)n, s->reply + o);
-		o += 2 * (size_t)n;
+		int n = gdb_arch_reg_get(regs, i, s->scratch + o);
+		if (n < 0)
+			return E_IO;
+		o += (size_t)n;
 	}
-	gdb_send(s, s->reply, o);
+	return send_hex(s, s->scratch, o);
 }
 
-/* After a refused write the cache no longer matches the vCPU: fetch it again next time. */
-static void regs_flush(struct gdb_stub *s)
+/* Write the changed registers to KVM; after a refusal the cache is fetched again next time. */
+static const char *regs_flush(struct gdb_stub *s, struct gdb_arch_regs *regs)
 {
-	struct gdb_arch_regs *regs = g_regs(s);
 	if (gdb_arch_regs_flush(regs, gdb_vcpu_fd(s, s->g_vcpu))) {
 		s->vcpus[s->g_vcpu].regs_valid = false;
-		gdb_send_str(s, E_IO);
-		return;
+		return E_IO;
 	}
-	gdb_send_str(s, "OK");
+	return "OK";
 }
 
-static void cmd_write_regs(struct gdb_stub *s, const char *hex, size_t len)
+static const char *cmd_write_regs(struct gdb_stub *s, const char *hex, size_t len)
 {
 	struct gdb_arch_regs *regs = g_regs(s);
-	uint8_t *buf = s->scratch;
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
-	if (len != 2 * gdb_arch_regs_size() || gdb_hex_decode(hex, len, buf, sizeof(s->scratch)) < 0) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (!regs)
+		return E_IO;
+	if (len != 2 * gdb_arch_regs_size() || gdb_hex_decode(hex, len, s->scratch, sizeof(s->scratch)) < 0)
+		return E_INVAL;
 	size_t o = 0;
 	uint8_t v[16];
 	for (unsigned int i = 0; i < gdb_arch_nr_regs(); i++) {
 		int n = gdb_arch_reg_get(regs, i, v); /* the size of register i */
-		if (n < 0 || gdb_arch_reg_set(regs, i, buf + o, (size_t)n)) {
+		if (n < 0 || gdb_arch_reg_set(regs, i, s->scratch + o, (size_t)n)) {
 			s->vcpus[s->g_vcpu].regs_valid = false;
-			gdb_send_str(s, E_PERM);
-			return;
+			return E_PERM;
 		}
 		o += (size_t)n;
 	}
-	regs_flush(s);
+	return regs_flush(s, regs);
 }
 
-static void cmd_read_reg(struct gdb_stub *s, const char *args)
+static const char *cmd_read_reg(struct gdb_stub *s, const char *args)
 {
 	uint64_t regno;
 	uint8_t v[16];
 	struct gdb_arch_regs *regs = g_regs(s);
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
-	if (gdb_parse_hex(&args, &regno) || *args || regno >= gdb_arch_nr_regs()) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (!regs)
+		return E_IO;
+	if (gdb_parse_hex(&args, &regno) || *args || regno >= gdb_arch_nr_regs())
+		return E_INVAL;
 	int n = gdb_arch_reg_get(regs, (unsigned int)regno, v);
-	if (n < 0) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
-	gdb_hex_encode(v, (size_t)n, s->reply);
-	gdb_send(s, s->reply, 2 * (size_t)n);
+	return n < 0 ? E_INVAL : send_hex(s, v, (size_t)n);
 }
 
-static void cmd_write_reg(struct gdb_stub *s, const char *args)
+static const char *cmd_write_reg(struct gdb_stub *s, const char *args)
 {
 	uint64_t regno;
 	uint8_t v[16];
 	struct gdb_arch_regs *regs = g_regs(s);
-	if (!regs) {
-		gdb_send_str(s, E_IO);
-		return;
-	}
-	if (gdb_parse_hex(&args, &regno) || *args != '=' || regno >= gdb_arch_nr_regs()) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (!regs)
+		return E_IO;
+	if (gdb_parse_hex(&args, &regno) || *args != '=' || regno >= gdb_arch_nr_regs())
+		return E_INVAL;
 	args++;
 	ssize_t n = gdb_hex_decode(args, strlen(args), v, sizeof(v));
-	if (n < 0) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (n < 0)
+		return E_INVAL;
 	int ret = gdb_arch_reg_set(regs, (unsigned int)regno, v, (size_t)n);
-	if (ret) {
-		gdb_send_str(s, ret == -EPERM ? E_PERM : E_INVAL);
-		return;
-	}
-	regs_flush(s);
+	if (ret)
+		return ret == -EPERM ? E_PERM : E_INVAL;
+	return regs_flush(s, regs);
 }
 
 /* Insert or remove the software breakpoint at addr: the reply. Both are idempotent, as gdb expects. */
@@ -310,277 +274,225 @@ static const char *hw_point(struct gdb_stub *s, bool insert, const struct gdb_hw
 }
 
 /* Z/z TYPE,ADDR,KIND: insert or remove a breakpoint or watchpoint. */
-static void cmd_point(struct gdb_stub *s, const char *args, bool insert)
+static const char *cmd_point(struct gdb_stub *s, const char *args, bool insert)
 {
 	uint64_t type, addr, kind;
 	if (gdb_parse_hex(&args, &type) || *args++ != ',' || gdb_parse_hex(&args, &addr) || *args++ != ',' ||
-	    gdb_parse_hex(&args, &kind) || (*args && *args != ';')) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
-	if (type > GDB_POINT_ACCESS) {
-		gdb_send_str(s, ""); /* not a kind we know: unsupported */
-		return;
-	}
-	if (type == GDB_POINT_SW) {
-		gdb_send_str(s, sw_point(s, insert, addr));
-		return;
-	}
+	    gdb_parse_hex(&args, &kind) || (*args && *args != ';'))
+		return E_INVAL;
+	if (type > GDB_POINT_ACCESS)
+		return ""; /* not a kind we know: unsupported */
+	if (type == GDB_POINT_SW)
+		return sw_point(s, insert, addr);
 	struct gdb_hw_point want = { .used = true, .type = (enum gdb_point_type)type, .addr = addr,
 				     .len = type == GDB_POINT_HW ? 1 : (unsigned int)(kind <= 8 ? kind : 0) };
-	gdb_send_str(s, hw_point(s, insert, &want));
+	return hw_point(s, insert, &want);
 }
 
 /* c/s [ADDR], C/S SIG[;ADDR]: the signal means nothing to a machine and is dropped. */
-static void cmd_resume_legacy(struct gdb_stub *s, char op, const char *args)
+static const char *cmd_resume_legacy(struct gdb_stub *s, char op, const char *args)
 {
 	uint64_t sig, addr;
 	if ((op == 'C' || op == 'S') && *args) {
-		if (gdb_parse_hex(&args, &sig)) {
-			gdb_send_str(s, E_INVAL);
-			return;
-		}
+		if (gdb_parse_hex(&args, &sig))
+			return E_INVAL;
 		if (*args == ';')
 			args++;
 	}
 	if (*args) {
 		struct gdb_arch_regs *regs = gdb_vcpu_regs(s, s->c_vcpu);
-		if (gdb_parse_hex(&args, &addr) || *args || !regs) {
-			gdb_send_str(s, E_INVAL);
-			return;
-		}
+		if (gdb_parse_hex(&args, &addr) || *args || !regs)
+			return E_INVAL;
 		gdb_arch_set_pc(regs, addr);
-		if (gdb_arch_regs_flush(regs, gdb_vcpu_fd(s, s->c_vcpu))) {
-			gdb_send_str(s, E_IO);
-			return;
-		}
+		if (gdb_arch_regs_flush(regs, gdb_vcpu_fd(s, s->c_vcpu)))
+			return E_IO;
 	}
 	gdb_resume(s, op == 's' || op == 'S' ? (int)s->c_vcpu : -1);
+	return NULL;
 }
 
 /* vCont;ACTION[:TID]...: the first thread told to step is stepped alone; otherwise all continue. */
-static void cmd_vcont(struct gdb_stub *s, const char *args)
+static const char *cmd_vcont(struct gdb_stub *s, const char *args)
 {
 	int step = -1;
 	while (*args == ';') {
 		args++;
 		char a = *args++;
 		uint64_t sig;
-		if (a == 'C' || a == 'S') {
-			if (gdb_parse_hex(&args, &sig)) {
-				gdb_send_str(s, E_INVAL);
-				return;
-			}
-		} else if (a != 'c' && a != 's') {
-			gdb_send_str(s, E_INVAL);
-			return; /* 't' and 'r' are not offered */
-		}
+		if ((a == 'C' || a == 'S') && gdb_parse_hex(&args, &sig))
+			return E_INVAL;
+		if (a != 'c' && a != 's' && a != 'C' && a != 'S')
+			return E_INVAL; /* 't' and 'r' are not offered */
 		int t = -1;
 		if (*args == ':') {
 			args++;
 			t = parse_thread(s, &args);
-			if (t == -2) {
-				gdb_send_str(s, E_INVAL);
-				return;
-			}
+			if (t == -2)
+				return E_INVAL;
 		}
 		if ((a == 's' || a == 'S') && step < 0)
 			step = t >= 0 ? t : (int)s->c_vcpu;
 	}
-	if (*args) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (*args)
+		return E_INVAL;
 	gdb_resume(s, step);
+	return NULL;
 }
 
-static void cmd_thread_list(struct gdb_stub *s)
+/* Hg/Hc TID: the thread later packets act on (g, m, ...) or step (s). */
+static const char *cmd_set_thread(struct gdb_stub *s, const char *args)
 {
-	size_t o = 0;
-	s->reply[o++] = 'm';
-	for (unsigned int i = 0; i < s->nr_vcpus; i++)
-		o += (size_t)snprintf(s->reply + o, sizeof(s->reply) - o, "%s%x", i ? "," : "", i + 1);
-	gdb_send(s, s->reply, o);
+	char op = *args++;
+	if (op != 'g' && op != 'c')
+		return E_INVAL;
+	int t = parse_thread(s, &args);
+	if (t == -2 || *args)
+		return E_INVAL;
+	if (t >= 0 && op == 'g')
+		s->g_vcpu = (unsigned int)t;
+	else if (t >= 0)
+		s->c_vcpu = (unsigned int)t;
+	return "OK";
 }
 
 /* qXfer:features:read:ANNEX:OFFSET,LENGTH */
-static void cmd_xfer_features(struct gdb_stub *s, const char *args)
+static const char *cmd_xfer_features(struct gdb_stub *s, const char *args)
 {
 	static const char annex[] = "target.xml:";
-	if (strncmp(args, annex, sizeof(annex) - 1)) {
-		gdb_send_str(s, "E00");
-		return;
-	}
+	if (strncmp(args, annex, sizeof(annex) - 1))
+		return "E00";
 	args += sizeof(annex) - 1;
 	uint64_t off, len;
-	if (parse_addr_len(&args, &off, &len, '\0')) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
-	if (off > s->xml_len) {
-		gdb_send_str(s, E_INVAL);
-		return;
-	}
+	if (parse_addr_len(&args, &off, &len, '\0') || off > s->xml_len)
+		return E_INVAL;
 	if (len > GDB_PACKET_MAX - 1)
 		len = GDB_PACKET_MAX - 1;
 	size_t n = s->xml_len - off < len ? s->xml_len - (size_t)off : (size_t)len;
 	s->reply[0] = off + n < s->xml_len ? 'm' : 'l';
 	memcpy(s->reply + 1, s->xml + off, n);
 	gdb_send(s, s->reply, n + 1);
+	return NULL;
 }
 
-static void cmd_query(struct gdb_stub *s, const char *q)
+static const char *cmd_query(struct gdb_stub *s, const char *q)
 {
 	if (!strncmp(q, "qSupported", 10)) {
 		s->client_swbreak = strstr(q, "swbreak+") && strstr(q, "hwbreak+");
 		snprintf(s->reply, sizeof(s->reply),
 			 "PacketSize=%x;qXfer:features:read+;swbreak+;hwbreak+;vContSupported+;QStartNoAckMode+",
 			 GDB_PACKET_MAX);
-		gdb_send_str(s, s->reply);
-		return;
+		return s->reply;
 	}
-	if (!strncmp(q, "qXfer:features:read:", 20)) {
-		cmd_xfer_features(s, q + 20);
-		return;
-	}
+	if (!strncmp(q, "qXfer:features:read:", 20))
+		return cmd_xfer_features(s, q + 20);
 	if (!strcmp(q, "qfThreadInfo")) {
-		cmd_thread_list(s);
-		return;
+		size_t o = 0;
+		s->reply[o++] = 'm';
+		for (unsigned int i = 0; i < s->nr_vcpus; i++)
+			o += (size_t)snprintf(s->reply + o, sizeof(s->reply) - o, "%s%x", i ? "," : "", i + 1);
+		return s->reply;
 	}
-	if (!strcmp(q, "qsThreadInfo")) {
-		gdb_send_str(s, "l");
-		return;
-	}
+	if (!strcmp(q, "qsThreadInfo"))
+		return "l";
 	if (!strcmp(q, "qC")) {
 		snprintf(s->reply, sizeof(s->reply), "QC%x", s->g_vcpu + 1);
-		gdb_send_str(s, s->reply);
-		return;
+		return s->reply;
 	}
-	if (!strcmp(q, "qAttached")) {
-		gdb_send_str(s, "1");
-		return; /* the machine existed before us: quitting detaches */
-	}
+	if (!strcmp(q, "qAttached"))
+		return "1"; /* the machine existed before us: quitting detaches */
 	if (!strncmp(q, "qThreadExtraInfo,", 17)) {
 		const char *p = q + 17;
 		int t = parse_thread(s, &p);
-		if (t < 0 || *p) {
-			gdb_send_str(s, E_INVAL);
-			return;
-		}
+		if (t < 0 || *p)
+			return E_INVAL;
 		char name[32];
 		int n = snprintf(name, sizeof(name), "vCPU %d", t);
 		gdb_hex_encode(name, (size_t)n, s->reply);
-		gdb_send_str(s, s->reply);
-		return;
+		return s->reply;
 	}
-	if (!strncmp(q, "qSymbol:", 8)) {
-		gdb_send_str(s, "OK");
-		return;
-	}
-	gdb_send_str(s, "");
+	if (!strncmp(q, "qSymbol:", 8))
+		return "OK";
+	return "";
 }
 
-static void cmd_kill(struct gdb_stub *s, bool reply)
+static const char *cmd_kill(struct gdb_stub *s, bool reply)
 {
 	vm_request_stop(s->vm, VM_STOP_HOST, 128 + 9, "killed by the debugger");
 	if (reply)
 		gdb_send_str(s, "OK");
 	gdb_detach(s);
+	return NULL;
 }
 
-void gdb_cmd_dispatch(struct gdb_stub *s, char *pkt, size_t len)
+static const char *cmd_v(struct gdb_stub *s, const char *pkt)
+{
+	if (!strcmp(pkt, "vCont?"))
+		return "vCont;c;C;s;S";
+	if (!strncmp(pkt, "vCont;", 6))
+		return cmd_vcont(s, pkt + 5);
+	if (!strncmp(pkt, "vKill", 5))
+		return cmd_kill(s, true);
+	return "";
+}
+
+static const char *dispatch(struct gdb_stub *s, const char *pkt, size_t len)
 {
 	const char *args = pkt + 1;
 	int t;
 	switch (pkt[0]) {
 	case '?':
 		gdb_send_stop_reply(s);
-		return;
+		return NULL;
 	case 'g':
-		cmd_read_regs(s);
-		return;
+		return cmd_read_regs(s);
 	case 'G':
-		cmd_write_regs(s, args, len - 1);
-		return;
+		return cmd_write_regs(s, args, len - 1);
 	case 'p':
-		cmd_read_reg(s, args);
-		return;
+		return cmd_read_reg(s, args);
 	case 'P':
-		cmd_write_reg(s, args);
-		return;
+		return cmd_write_reg(s, args);
 	case 'm':
-		cmd_read_mem(s, args);
-		return;
+		return cmd_read_mem(s, args);
 	case 'M':
 	case 'X':
-		cmd_write_mem(s, args, len - 1, pkt[0] == 'X');
-		return;
+		return cmd_write_mem(s, args, len - 1, pkt[0] == 'X');
 	case 'Z':
 	case 'z':
-		cmd_point(s, args, pkt[0] == 'Z');
-		return;
+		return cmd_point(s, args, pkt[0] == 'Z');
 	case 'c':
 	case 'C':
 	case 's':
 	case 'S':
-		cmd_resume_legacy(s, pkt[0], args);
-		return;
+		return cmd_resume_legacy(s, pkt[0], args);
 	case 'H':
-		if ((args[0] != 'g' && args[0] != 'c') || !args[1]) {
-			gdb_send_str(s, E_INVAL);
-			return;
-		}
-		args++;
-		t = parse_thread(s, &args);
-		if (t == -2 || *args) {
-			gdb_send_str(s, E_INVAL);
-			return;
-		}
-		if (t >= 0 && pkt[1] == 'g')
-			s->g_vcpu = (unsigned int)t;
-		else if (t >= 0)
-			s->c_vcpu = (unsigned int)t;
-		gdb_send_str(s, "OK");
-		return;
+		return cmd_set_thread(s, args);
 	case 'T':
 		t = parse_thread(s, &args);
-		gdb_send_str(s, t >= 0 && !*args ? "OK" : E_INVAL);
-		return;
+		return t >= 0 && !*args ? "OK" : E_INVAL;
 	case 'q':
-		cmd_query(s, pkt);
-		return;
+		return cmd_query(s, pkt);
 	case 'Q':
-		if (!strcmp(pkt, "QStartNoAckMode")) {
-			gdb_send_str(s, "OK");
-			s->no_ack = true; /* after the OK, which is still acknowledged */
-			return;
-		}
-		gdb_send_str(s, "");
-		return;
+		if (strcmp(pkt, "QStartNoAckMode"))
+			return "";
+		gdb_send_str(s, "OK");
+		s->no_ack = true; /* after the OK, which is still acknowledged */
+		return NULL;
 	case 'v':
-		if (!strcmp(pkt, "vCont?")) {
-			gdb_send_str(s, "vCont;c;C;s;S");
-			return;
-		}
-		if (!strncmp(pkt, "vCont;", 6)) {
-			cmd_vcont(s, pkt + 5);
-			return;
-		}
-		if (!strncmp(pkt, "vKill", 5)) {
-			cmd_kill(s, true);
-			return;
-		}
-		gdb_send_str(s, "");
-		return;
+		return cmd_v(s, pkt);
 	case 'D':
 		gdb_send_str(s, "OK");
 		gdb_detach(s);
-		return;
+		return NULL;
 	case 'k':
-		cmd_kill(s, false);
-		return;
+		return cmd_kill(s, false);
 	default:
-		gdb_send_str(s, "");
-		return;
+		return "";
 	}
+}
+
+void gdb_cmd_dispatch(struct gdb_stub *s, char *pkt, size_t len)
+{
+	const char *reply = dispatch(s, pkt, len);
+	if (reply)
+		gdb_send_str(s, reply);
 }

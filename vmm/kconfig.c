@@ -51,6 +51,7 @@ static const struct kconfig_option options[] = {
 	{ "EVENTFD", NEED_RECOMMENDED, ALWAYS, "event loops" },
 	{ "SHMEM", NEED_RECOMMENDED, ALWAYS, "tmpfs with swap-backed pages, memfd" },
 	{ "FILE_LOCKING", NEED_RECOMMENDED, ALWAYS, "flock and fcntl locks" },
+	{ "NET", NEED_RECOMMENDED, ALWAYS, "sockets" },
 	{ "UNIX", NEED_RECOMMENDED, ALWAYS, "Unix sockets" },
 	{ "UNIX98_PTYS", NEED_RECOMMENDED, ALWAYS, "/dev/pts for an interactive shell" },
 	{ "BINFMT_SCRIPT", NEED_RECOMMENDED, ALWAYS, "#! scripts" },
