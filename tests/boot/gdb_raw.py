@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--elf", required=True)
     ap.add_argument("--socket", required=True)
     ap.add_argument("--first", type=int, default=1)
+    ap.add_argument("--via", choices=("hw", "sw"), default="hw",
+                    help="how to stop at the spin loop: a debug-register or an int3 breakpoint")
     a = ap.parse_args()
     sym = symbols(a.elf)
     t = Tap(a.first)
@@ -149,11 +151,22 @@ def main():
     # Writing back exactly what 'g' returned is accepted (selectors unchanged).
     t.check(c.cmd(b"G" + r) == b"OK", "G with the values g returned is accepted")
 
-    # Stop at the spin loop with a hardware breakpoint (works on every KVM, PVM included).
-    t.check(c.cmd(b"Z1,%x,1" % sym["spin"]) == b"OK", "hardware breakpoint at spin inserted")
-    r = c.cmd(b"vCont;c")
-    t.check(r.startswith(b"T05thread:1;") and b"hwbreak" in r, "vCont;c stops at the hardware breakpoint", r)
-    t.check(c.cmd(b"z1,%x,1" % sym["spin"]) == b"OK", "hardware breakpoint removed")
+    # Stop at the spin loop: a hardware breakpoint there, or an int3 at long_entry (identity-mapped,
+    # settable before the payload turns paging on) and then one at spin.
+    if a.via == "hw":
+        t.check(c.cmd(b"Z1,%x,1" % sym["spin"]) == b"OK", "hardware breakpoint at spin inserted")
+        r = c.cmd(b"vCont;c")
+        t.check(r.startswith(b"T05thread:1;") and b"hwbreak" in r, "vCont;c stops at the hardware breakpoint", r)
+        t.check(c.cmd(b"z1,%x,1" % sym["spin"]) == b"OK", "hardware breakpoint removed")
+    else:
+        t.check(c.cmd(b"Z0,%x,1" % sym["long_entry"]) == b"OK", "software breakpoint at long_entry inserted")
+        r = c.cmd(b"vCont;c")
+        t.check(r.startswith(b"T05thread:1;") and b"swbreak" in r, "vCont;c stops at the software breakpoint", r)
+        t.check(c.cmd(b"z0,%x,1" % sym["long_entry"]) == b"OK" and c.cmd(b"Z0,%x,1" % sym["spin"]) == b"OK",
+                "moved to spin, now that the upper half is mapped")
+        r = c.cmd(b"vCont;c")
+        t.check(r.startswith(b"T05thread:1;") and b"swbreak" in r and c.cmd(b"z0,%x,1" % sym["spin"]) == b"OK",
+                "and stops there", r)
     release = sym["release"]
     t.check(c.cmd(b"M%x,1:00" % release) == b"OK", "release = 0 written by virtual address (M)")
     t.check(c.cmd(b"m%x,1" % release) == b"00", "and reads back through the page walk")

@@ -4,7 +4,7 @@
 # in one line naming what is missing), the initramfs made and reused, --root / added. The real
 # kernel tree boots in the lab (tests/integration/tree.sh). Env: RINGVM, FIRMWARE_DIR. TAP.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ringvm=${RINGVM:-build/ringvm}
 fw=${FIRMWARE_DIR:-build/firmware}
 export RINGVM_ALLOW_PVM=1
