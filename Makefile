@@ -3,6 +3,7 @@
 #   make            build/ringvm, build/libringvm.a and the default guest (kernel + initramfs)
 #   make SAN=1      the same under AddressSanitizer + UBSan, in build/san/
 #   make test       every test (unit, sanitizer, fuzz, integration in the KVM lab); ends "N passed, N failed, N skipped"
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (600), its corpus kept in the tree
 #   make run        the README's demo: boot the default guest and run a command (CMD=...)
 #   make bench      every benchmark
 #   make V=1        show the commands

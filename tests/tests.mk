@@ -24,7 +24,17 @@ $(BUILD_ROOT)/fuzz/%: $$(call objs_of,$(BUILD_ROOT)/fuzz/obj,fuzz_$$*_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ -luring -lpthread
-fuzz: $(FUZZ_BINS)
+fuzz-build: $(FUZZ_BINS)
+# make fuzz FUZZ_SECONDS=N: every target for N seconds (default 600) from its corpus in the tree
+# (<folder>/fuzz-seeds/NAME, next to the target's source), then the corpus is minimized and kept there.
+FUZZ_SECONDS ?= 600
+.PHONY: fuzz fuzz-build
+# A target's corpus: fuzz-seeds/NAME beside the source that defines LLVMFuzzerTestOneInput.
+fuzz_seeds_of = $(dir $(lastword $(fuzz_$(1)_SRCS)))fuzz-seeds/$(1)
+fuzz: fuzz-build
+	$(Q)rc=0; $(foreach f,$(FUZZERS),mkdir -p $(call fuzz_seeds_of,$(f)); \
+		FUZZ_KEEP=1 tests/fuzz.sh $(BUILD_ROOT)/fuzz/$(f) $(FUZZ_SECONDS) $(call fuzz_seeds_of,$(f)) || rc=1;) \
+		exit $$rc
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
 DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libfdt-dev qemu-system-x86 \
@@ -41,7 +51,7 @@ test: all
 	$(Q)$(MAKE) --no-print-directory guest-bpo
 	$(Q)$(MAKE) --no-print-directory ktree
 	$(Q)$(MAKE) --no-print-directory SAN=1 build/san/ringvm unit
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)tests/run
 
 # make run CMD='uname -a': the README's demo; through the KVM lab where /dev/kvm cannot boot Linux.

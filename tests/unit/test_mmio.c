@@ -140,15 +140,31 @@ static uint32_t bring_up(void)
 	return rd(VIRTIO_MMIO_STATUS);
 }
 
-/* Wait for `n` used entries on ring fr (the worker runs on its own thread). */
-static bool wait_used(struct fake_ring *fr, uint16_t n)
+/*
+ * Wait until cond(arg) holds: the verdict is always the event itself; the 10 s bound only detects a
+ * hang (the workers run on their own threads, slowly under sanitizers on a busy machine).
+ */
+static bool wait_for(bool (*cond)(const void *arg), const void *arg)
 {
-	for (int i = 0; i < 2000; i++) {
-		if (fake_ring_used_idx(fr) == n)
+	for (int i = 0; i < 10000; i++) {
+		if (cond(arg))
 			return true;
 		usleep(1000);
 	}
-	return false;
+	return cond(arg);
+}
+
+static uint16_t want_used;
+static bool used_reached(const void *fr)
+{
+	return fake_ring_used_idx(fr) == want_used;
+}
+
+/* Wait for `n` used entries on ring fr. */
+static bool wait_used(struct fake_ring *fr, uint16_t n)
+{
+	want_used = n;
+	return wait_for(used_reached, fr);
 }
 
 static void test_identity(void)
@@ -227,6 +243,11 @@ static void test_status_machine(void)
 	wr(VIRTIO_MMIO_STATUS, 0);
 }
 
+static bool needs_reset(const void *arg)
+{
+	return rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET;
+}
+
 static void test_live(void)
 {
 	echo.activations = echo.resets = 0;
@@ -283,10 +304,7 @@ static void test_live(void)
 	/* A driver bug on queue 0: avail idx jumps past the queue size. */
 	fake_ring_set_avail_idx(fr, (uint16_t)(fr->avail_idx + QSIZE + 1));
 	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
-	bool nr = false;
-	for (int i = 0; i < 2000 && !nr; i++, usleep(1000))
-		nr = rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET;
-	TAP_CHECK(nr, "avail idx jump sets DEVICE_NEEDS_RESET");
+	TAP_CHECK(wait_for(needs_reset, NULL), "avail idx jump sets DEVICE_NEEDS_RESET");
 	TAP_CHECK(rd(VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG,
 		  "NEEDS_RESET comes with a config change interrupt");
 
@@ -389,15 +407,34 @@ static void test_trapped_notify(void)
 	other_vm_end(&o);
 }
 
-/* A device whose every request waits for one byte on a pipe the test controls. */
+/*
+ * A device whose every request waits for one byte on a pipe the test controls. It counts the reads
+ * it queued and the chains it gave back for lack of an SQE, so the test waits for those events
+ * instead of sleeping.
+ */
 static int slow_pipe[2];
+static unsigned int slow_queued, slow_busy; /* atomic: worker writes, test reads */
 static int slow_handle(struct virtio_dev *d, struct vq_worker *w, struct vq_req *req)
 {
 	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, req);
-	if (!sqe)
+	if (!sqe) {
+		__atomic_fetch_add(&slow_busy, 1, __ATOMIC_SEQ_CST);
 		return VQ_REQ_BUSY;
+	}
 	io_uring_prep_read(sqe, slow_pipe[0], req->priv, 1, 0);
+	__atomic_fetch_add(&slow_queued, 1, __ATOMIC_SEQ_CST);
 	return VQ_REQ_PENDING;
+}
+
+static unsigned int want_queued;
+static bool slow_full(const void *arg)
+{
+	return __atomic_load_n(&slow_queued, __ATOMIC_SEQ_CST) == want_queued &&
+	       __atomic_load_n(&slow_busy, __ATOMIC_SEQ_CST) > 0;
+}
+static bool slow_reached(const void *arg)
+{
+	return __atomic_load_n(&slow_queued, __ATOMIC_SEQ_CST) >= want_queued;
 }
 
 static void slow_complete(struct virtio_dev *d, struct vq_worker *w, struct vq_req *req, int res)
@@ -422,6 +459,7 @@ static void test_backpressure(void)
 	e2.vdev.req_priv_size = 8;
 	e2.vdev.max_inflight = 4;
 	struct other_vm o;
+	slow_queued = slow_busy = 0;
 	bool up = pipe(slow_pipe) == 0 && other_vm_begin(&o, &e2, false);
 	TAP_CHECK(up, "slow device with 4 SQEs in flight at most");
 	if (!up)
@@ -433,8 +471,10 @@ static void test_backpressure(void)
 		fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
 	}
 	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
-	usleep(50000);
-	TAP_CHECK(fake_ring_used_idx(fr) == 0, "a full queue waits while the SQEs are in flight");
+	/* The event: 4 reads queued, and a fifth chain given back for want of an SQE. */
+	want_queued = 4;
+	TAP_CHECK(wait_for(slow_full, NULL) && fake_ring_used_idx(fr) == 0,
+		  "a full queue waits while the SQEs are in flight");
 	TAP_CHECK(write(slow_pipe[1], "abc", 3) == 3 && wait_used(fr, 3),
 		  "three completions free three slots");
 	TAP_CHECK(write(slow_pipe[1], "defgh", 5) == 5 && wait_used(fr, QSIZE),
@@ -450,7 +490,10 @@ static void test_backpressure(void)
 		fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
 	}
 	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
-	usleep(20000);
+	/* Both reads are queued (in flight) before the reset. */
+	want_queued = QSIZE + 2;
+	TAP_CHECK(wait_for(slow_reached, NULL) && fake_ring_used_idx(fr) == QSIZE,
+		  "two reads in flight before the reset");
 	pthread_t late;
 	TAP_CHECK(pthread_create(&late, NULL, late_bytes, NULL) == 0, "bytes arrive 100 ms later");
 	wr(VIRTIO_MMIO_STATUS, 0);
@@ -530,6 +573,11 @@ static void test_restricted_ring(void)
  * meanwhile is served without a kick and the driver is not asked for one; when the poll runs out the
  * worker asks for kicks again (avail_event = avail idx) before it sleeps.
  */
+static bool kicks_asked_again(const void *fr)
+{
+	return fake_ring_avail_event(fr) == 2;
+}
+
 static void test_polling(void)
 {
 	struct echo_dev e2 = echo;
@@ -553,8 +601,7 @@ static void test_polling(void)
 	b[0].gpa = fake_ring_alloc(fr, 1);
 	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
 	TAP_CHECK(wait_used(fr, 2), "a chain published without a kick is found by polling");
-	usleep(600000);
-	TAP_CHECK(fake_ring_avail_event(fr) == 2,
+	TAP_CHECK(wait_for(kicks_asked_again, fr),
 		  "after the poll runs out, kicks are asked for again before sleeping");
 	b[0].gpa = fake_ring_alloc(fr, 1);
 	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
