@@ -23,8 +23,12 @@ struct kconfig_option {
 static const struct kconfig_option options[] = {
 	{ "64BIT", NEED_Y, ALWAYS, "ringvm boots x86-64 kernels" },
 	{ "ACPI", NEED_Y, ALWAYS, "CPUs, interrupts and virtio-mmio devices are described in ACPI tables" },
+	/* Linux 6.1's ACPICA installs a PCI config space handler with its tables and fails to load them
+	   without CONFIG_PCI ("AE_BAD_PARAMETER, During Region initialization"); ringvm passes pci=off. */
+	{ "PCI", NEED_Y, ALWAYS, "ACPI loads no tables without it (Linux 6.1); pci=off keeps it idle" },
 	{ "BLK_DEV_INITRD", NEED_Y, ALWAYS, "PID 1 comes in an initramfs" },
 	{ "BINFMT_ELF", NEED_Y, ALWAYS, "PID 1 is an ELF binary" },
+	{ "X86_IOPL_IOPERM", NEED_Y, ALWAYS, "PID 1 hands the command's status to ringvm on an I/O port (ioperm)" },
 	{ "TTY", NEED_Y, ALWAYS, "the console" },
 	{ "SERIAL_8250", NEED_Y, ALWAYS, "the console is a 16550A on COM1" },
 	{ "SERIAL_8250_CONSOLE", NEED_Y, ALWAYS, "kernel messages on COM1" },
