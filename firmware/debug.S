@@ -26,12 +26,10 @@
 	.code32
 	.globl _start
 _start:
-	/* Zero the six tables, then link them. */
-	lea pml4, %edi
-	xor %eax, %eax
-	mov $(6 * 4096 / 4), %ecx
-	rep stosl
-	/* Identity: PML4[0] -> pdpt_lo[0] -> 2 MiB pages 0..2 (covers this code and its stack). */
+	/*
+	 * The six tables are in .boot.bss, which the loader zeroes (no rep stosl: the gdb tests may
+	 * single-step from here to main64, and a string instruction traps once per iteration).
+	 * Identity: PML4[0] -> pdpt_lo[0] -> 2 MiB pages 0..2 (covers this code and its stack). */
 	lea pdpt_lo, %eax
 	or $(PTE_P | PTE_RW), %eax
 	mov %eax, pml4
@@ -40,7 +38,8 @@ _start:
 	mov %eax, pdpt_lo
 	movl $(0x000000 | PTE_P | PTE_RW | PTE_PS), pd_lo
 	movl $(0x200000 | PTE_P | PTE_RW | PTE_PS), pd_lo + 8
-	/* Upper half: PML4[511] -> pdpt_hi[510] -> pd_hi[0] -> pt_hi: 512 pages of 4 KiB from 0. */
+	/* Upper half: PML4[511] -> pdpt_hi[510] -> pd_hi[0] -> pt_hi[256..271]: 4 KiB pages for the
+	   64 KiB from 1 MiB, which hold the payload. */
 	lea pdpt_hi, %eax
 	or $(PTE_P | PTE_RW), %eax
 	mov %eax, pml4 + 511 * 8
@@ -51,8 +50,9 @@ _start:
 	or $(PTE_P | PTE_RW), %eax
 	mov %eax, pd_hi
 	lea pt_hi, %edi
-	mov $(PTE_P | PTE_RW), %eax
-	mov $512, %ecx
+	mov $(0x100000 | PTE_P | PTE_RW), %eax
+	add $(0x100 * 8), %edi
+	mov $16, %ecx
 1:	mov %eax, (%edi)
 	movl $0, 4(%edi)
 	add $4096, %eax
