@@ -20,7 +20,8 @@ cleanup() {
 	rm -rf "$data"
 }
 trap cleanup EXIT
-latency=$(bench_hold_latency)
+bench_hold_latency >"$data/latency" # in this shell, not a $(...) subshell: the fd must stay open
+latency=$(cat "$data/latency")
 BENCH_MEM=512M
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
