@@ -70,6 +70,22 @@ rm "$tree/.config"
 run run --kernel "$tree" -- true
 check "no .config and no embedded configuration: refused in one line" \
 	'[ "$rc" = 125 ] && grep -q "no .config" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]'
+# Without .config, the configuration built into the image, read by the tree's own extract-ikconfig
+# (a stand-in here that checks it is given the image).
+mkdir -p "$tree/scripts"
+printf '#!/bin/sh
+[ "$1" = "%s" ] && cat "%s"
+' "$tree/vmlinux" "$tmp/frag" >"$tree/scripts/extract-ikconfig"
+chmod +x "$tree/scripts/extract-ikconfig"
+run run --kernel "$tree" -- true
+check "without .config, the image's embedded configuration (scripts/extract-ikconfig) is checked" '[ "$rc" = 42 ]'
+printf '#!/bin/sh
+echo CONFIG_64BIT=y
+' >"$tree/scripts/extract-ikconfig"
+run run --kernel "$tree" -- true
+check "... and an embedded configuration that lacks options is refused like a .config" \
+	'[ "$rc" = 125 ] && grep -q "CONFIG_ACPI=y" "$tmp/err"'
+rm "$tree/scripts/extract-ikconfig"
 
 # kconfig --apply runs the tree's own merge_config.sh in the tree, with .config and the fragment.
 mkdir -p "$tree/scripts/kconfig"
