@@ -14,3 +14,5 @@ LIB_SRCS += vmm/kconfig.c vmm/errmsg.c
 CLI_SRCS += vmm/cli_tree.c
 UNIT_TESTS += kconfig
 test_kconfig_SRCS := vmm/kconfig.c tests/unit/test_kconfig.c
+FUZZERS += gdb_packet
+fuzz_gdb_packet_SRCS := vmm/gdb_packet.c vmm/fuzz_gdb_packet.c
