@@ -25,7 +25,7 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wno-unused-parameter
 CFLAGS := -std=gnu11 -g $(OPT) $(WARNINGS) $(SANFLAGS) -fno-strict-aliasing -I. $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
-LDLIBS := -luring -lseccomp -lpthread
+LDLIBS := -luring -lseccomp -lcap-ng -lpthread
 
 ifeq ($(V),1)
 Q :=

@@ -1,5 +1,5 @@
 # firmware: tiny freestanding PVH guests for the boot tests, one per way a guest can end.
-FIRMWARE_MODES := exit panic triple poweroff reset
+FIRMWARE_MODES := exit panic triple poweroff reset halt
 FIRMWARE := $(addprefix $(BUILD_ROOT)/firmware/,$(addsuffix .elf,$(FIRMWARE_MODES)))
 ALL_TARGETS += $(FIRMWARE)
 
@@ -8,6 +8,7 @@ fw_mode_panic := 2
 fw_mode_triple := 3
 fw_mode_poweroff := 4
 fw_mode_reset := 5
+fw_mode_halt := 6
 
 $(BUILD_ROOT)/firmware/%.elf: firmware/payload.S guest/protocol.h vmm/layout.h
 	@mkdir -p $(dir $@)

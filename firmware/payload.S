@@ -7,6 +7,7 @@
 #define MODE_TRIPLE 3   /* triple fault */
 #define MODE_POWEROFF 4 /* ACPI S5 */
 #define MODE_RESET 5    /* ACPI reset register */
+#define MODE_HALT 6     /* print, then halt forever (the host inspects the running VMM) */
 
 	.code32
 	.text

@@ -1,5 +1,6 @@
 /* devices.c: create the configured virtio devices and attach each on virtio-mmio, in command-line order. */
 #include "vmm/devices.h"
+#include "vmm/privilege.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "devices/blk/blk.h"
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
 #include "vmm/machine.h"
@@ -107,6 +109,15 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 {
 	memset(d, 0, sizeof(*d));
 	d->root_share = -1;
+	if (cfg->fs_limits) {
+		struct fs_limits lim;
+		const char *why;
+		if (fs_parse_limits(cfg->fs_limits, &lim, &why)) {
+			snprintf(err, errlen, "--fs-limits %s: %s", cfg->fs_limits, why);
+			return -EINVAL;
+		}
+		fs_budget_configure(&lim);
+	}
 	int ret = 0;
 	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
 		ret = disk_create(d, vm, cfg->disks[i], err, errlen);
@@ -117,6 +128,18 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	if (ret)
 		ringvm_devices_destroy(d);
 	return ret;
+}
+
+void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need)
+{
+	memset(need, 0, sizeof(*need));
+	for (unsigned int i = 0; i < d->nr_shares; i++) {
+		need->share = true;
+		if (!d->share_cfgs[i]->readonly) {
+			need->share_writable = true;
+			need->share_dev |= d->share_cfgs[i]->dev;
+		}
+	}
 }
 
 int ringvm_devices_start(struct ringvm_devices *d)

@@ -40,6 +40,10 @@ struct ringvm_devices {
 __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm,
 							      const struct ringvm_config *cfg, char *err,
 							      size_t errlen);
+struct priv_need;
+/* What the created shares need from the host kernel (vmm/privilege.h). */
+void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
+
 /* Before the vCPUs run. */
 __attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d);
 /* After the vCPUs stopped: queue workers drain and exit. */

@@ -47,9 +47,16 @@ static void usage_run(FILE *f)
 		"  -d, --disk SPEC       a virtio-blk disk: PATH[,readonly][,queues=N][,direct=on|off]\n"
 		"                        [,id=STRING]; repeat for /dev/vdb, /dev/vdc, ...\n"
 		"  -s, --share SPEC      a host directory over virtio-fs: HOSTDIR:GUESTDIR[,readonly]\n"
-		"                        [,cache=auto|always|never][,tag=NAME][,queues=N]; repeatable\n"
+		"                        [,cache=auto|always|never][,tag=NAME][,queues=N][,dev][,suid]\n"
+		"                        [,xattr=user|none|security|all]; repeatable. dev: allow device\n"
+		"                        nodes; suid: keep setuid/setgid bits; xattr: namespaces passed\n"
+		"                        (default user: user.* and POSIX ACLs)\n"
 		"  -r, --root HOSTDIR[,rw]  boot with HOSTDIR as the guest's root over virtio-fs,\n"
 		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
+		"      --fs-limits fds=N,dir_buffers=N  what all shares together may hold on the\n"
+		"                        host: fds (inodes the guest holds + open files; default the\n"
+		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
+		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
 		"      --gdb ADDR        a gdb stub on tcp:HOST:PORT (port 0: any) or unix:PATH; then\n"
@@ -126,6 +133,7 @@ static int cmd_run(int argc, char **argv)
 		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "gdb", required_argument, NULL, 'G' },    { "gdb-wait", no_argument, NULL, 'W' },
+		{ "fs-limits", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ringvm_config cfg;
@@ -173,6 +181,9 @@ static int cmd_run(int argc, char **argv)
 			if (cfg.root)
 				die("--root given twice");
 			cfg.root = optarg;
+			break;
+		case 'L':
+			cfg.fs_limits = optarg;
 			break;
 		case 'v':
 			cfg.verbose = true;

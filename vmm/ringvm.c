@@ -27,6 +27,7 @@
 #include "vmm/devices.h"
 #include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
+#include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 
 #define RINGVM_MIN_MEMORY (64ULL << 20)
@@ -59,6 +60,7 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	cfg->console_in = STDIN_FILENO;
 	cfg->console_out = STDOUT_FILENO;
 	cfg->seccomp = true;
+	cfg->drop_privileges = true;
 }
 
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -450,7 +452,16 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	}
 
-	int ret = ringvm_devices_start(&r->devices);
+	/* Before the first thread (capabilities are per thread; every later one inherits these):
+	   nothing beyond what the shares need, no_new_privs. */
+	int ret = 0;
+	if (r->cfg.drop_privileges) {
+		struct priv_need need;
+		ringvm_devices_priv_need(&r->devices, &need);
+		ret = priv_drop(priv_keep_mask(&need));
+	}
+	if (!ret)
+		ret = ringvm_devices_start(&r->devices);
 	if (!ret)
 		ret = console_start(&r->console);
 	if (!ret && r->gdb)

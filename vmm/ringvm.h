@@ -23,6 +23,7 @@ struct ringvm_config {
 	const char *const *shares; /* --share specs: HOSTDIR:GUESTDIR[,readonly][,cache=..][,tag=..][,queues=N] */
 	unsigned int nr_shares;
 	const char *root;    /* --root HOSTDIR[,rw]: the guest's root over virtio-fs; NULL: initramfs */
+	const char *fs_limits; /* --fs-limits fds=N,dir_buffers=N for all shares; NULL: defaults */
 	bool verbose;        /* guest kernel messages on the console */
 	int console_in;      /* forwarded to the guest when it is a terminal; -1: none */
 	int console_out;     /* the guest console's bytes */
@@ -31,6 +32,8 @@ struct ringvm_config {
 	bool gdb_wait;       /* --gdb-wait: the vCPUs wait for the debugger before their first instruction */
 	bool seccomp;        /* ringvm_run() confines the whole process with vmm/seccomp.c's list
 			      * (default true; a runtime doing other work in-process may opt out) */
+	bool drop_privileges; /* ringvm_run() drops every capability the shares do not need and sets
+			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
 
 /* Defaults: 1 vCPU, 512 MiB, stdin/stdout console, no command, seccomp on. */

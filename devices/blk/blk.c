@@ -33,7 +33,14 @@ struct blk_dev {
 	struct blk_limits lim;
 	char id[BLK_ID_MAX];
 	struct virtio_blk_config config; /* little-endian, immutable after create */
+	/* The driver did not negotiate FLUSH, so it has no way to ask for durability: every write
+	   is durable when completed (RWF_DSYNC). Set at activation, before the workers start. */
+	bool writethrough;
 };
+
+/* What WRITE_ZEROES writes when the file system cannot zero a range with fallocate. */
+#define BLK_ZERO_CHUNK (64u * 1024)
+static const uint8_t blk_zeroes[BLK_ZERO_CHUNK];
 
 /* Per-request state (vq_req.priv), on the queue's worker thread only. */
 struct blk_io {
@@ -42,6 +49,9 @@ struct blk_io {
 	uint32_t data_written; /* bytes put into the guest's writable buffers */
 	bool buffered;	       /* I/O goes through fd_buffered */
 	bool punch;	       /* WRITE_ZEROES fell back to PUNCH_HOLE */
+	bool zero_write;       /* WRITE_ZEROES fell back to writing zeroes: xfer is the current chunk */
+	uint64_t zero_next;    /* zero_write: bytes of the range already written before this chunk */
+	bool syncing;          /* writethrough: the fdatasync after a fallocate is in flight */
 };
 
 static struct blk_dev *blk_of(struct virtio_dev *vdev)
@@ -57,6 +67,7 @@ static void blk_config_read(struct virtio_dev *vdev, uint32_t offset, void *data
 
 static int blk_activate(struct virtio_dev *vdev, uint64_t features)
 {
+	blk_of(vdev)->writethrough = !(features & (1ULL << VIRTIO_BLK_F_FLUSH));
 	return 0;
 }
 
@@ -86,7 +97,8 @@ static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_re
 		return false;
 	int fd = io->buffered ? blk->fd_buffered : blk->fd;
 	if (io->xfer.is_write)
-		io_uring_prep_writev(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
+		io_uring_prep_writev2(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset,
+				      blk->writethrough ? RWF_DSYNC : 0);
 	else
 		io_uring_prep_readv(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
 	return true;
@@ -105,6 +117,63 @@ static bool blk_submit_fallocate(struct blk_dev *blk, struct vq_worker *w, struc
 		mode |= FALLOC_FL_ZERO_RANGE;
 	io_uring_prep_fallocate(sqe, blk->fd_buffered, mode, io->req.offset, io->req.len);
 	return true;
+}
+
+/*
+ * WRITE_ZEROES where neither ZERO_RANGE nor PUNCH_HOLE exists (ramfs, some FUSE and network file
+ * systems): write the zeroes, at most io_iov_cap * 64 KiB per writev, through the page cache (the
+ * buffer is not O_DIRECT-aligned), durable like any write when the driver has no FLUSH.
+ */
+static bool blk_submit_zeroes(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
+{
+	struct blk_io *io = vreq->priv;
+	uint64_t left = io->req.len - io->zero_next, len = 0;
+	unsigned int nr = 0;
+
+	while (nr < vreq->io_iov_cap && len < left) {
+		size_t n = left - len < BLK_ZERO_CHUNK ? (size_t)(left - len) : BLK_ZERO_CHUNK;
+
+		vreq->io_iov[nr].iov_base = (void *)(uintptr_t)blk_zeroes; /* only read */
+		vreq->io_iov[nr++].iov_len = n;
+		len += n;
+	}
+	io->zero_write = true;
+	io->buffered = true;
+	xfer_init(&io->xfer, true, vreq->io_iov, nr, io->req.offset + io->zero_next, len);
+	return blk_submit_rw(blk, w, vreq);
+}
+
+/* Writethrough (no FLUSH negotiated): a range zeroed by fallocate is made durable before the
+   request completes. */
+static void blk_finish_durable(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
+{
+	struct blk_io *io = vreq->priv;
+	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
+
+	if (!sqe)
+		return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+	io->syncing = true;
+	io_uring_prep_fsync(sqe, blk->fd_buffered, IORING_FSYNC_DATASYNC);
+}
+
+/* A CQE of the zero-writing fallback: the chunk goes on like any write, then the next chunk. */
+static void blk_complete_zeroes(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq,
+				int res)
+{
+	struct blk_io *io = vreq->priv;
+	enum xfer_step step = xfer_complete(&io->xfer, res);
+
+	if (step == XFER_DONE && !io->xfer.error) {
+		io->zero_next += io->xfer.done;
+		if (io->zero_next == io->req.len)
+			return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
+		if (!blk_submit_zeroes(blk, w, vreq))
+			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+		return;
+	}
+	if (step == XFER_MORE && blk_submit_rw(blk, w, vreq))
+		return;
+	blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 }
 
 static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq)
@@ -201,6 +270,8 @@ static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq
 {
 	struct blk_dev *blk = blk_of(vdev);
 	struct blk_io *io = vreq->priv;
+	if (io->syncing)
+		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
 	switch (io->req.action) {
 	case BLK_ACT_READ:
 	case BLK_ACT_WRITE:
@@ -211,6 +282,8 @@ static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq
 			return blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 		return blk_finish(w, vreq, VIRTIO_BLK_S_OK);
 	case BLK_ACT_WRITE_ZEROES:
+		if (io->zero_write)
+			return blk_complete_zeroes(blk, w, vreq, res);
 		if (res == -EOPNOTSUPP && !io->punch && !io->req.unmap) {
 			/* No ZERO_RANGE here: a punched hole reads back as zeroes too. */
 			io->punch = true;
@@ -218,6 +291,14 @@ static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq
 				blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
 			return;
 		}
+		if (res == -EOPNOTSUPP) {
+			/* No way to zero a range at all: write the zeroes. */
+			if (!blk_submit_zeroes(blk, w, vreq))
+				blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+			return;
+		}
+		if (res >= 0 && blk->writethrough)
+			return blk_finish_durable(blk, w, vreq);
 		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
 	case BLK_ACT_FLUSH:
 		return blk_finish(w, vreq, res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);

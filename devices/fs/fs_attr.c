@@ -12,10 +12,12 @@
 static int fs_attr_reply(struct fs_server *s, const struct stat *st, struct fs_out *o)
 {
 	struct fuse_attr_out ao = { 0 };
+	int err;
 
 	fs_entry_timeout(s, &ao.attr_valid, &ao.attr_valid_nsec);
 	fs_fill_attr(st, &ao.attr);
-	return fs_out_put(o, &ao, sizeof(ao));
+	err = fs_map_ino(s, st->st_dev, st->st_ino, &ao.attr.ino);
+	return err ? err : fs_out_put(o, &ao, sizeof(ao));
 }
 
 int fs_op_getattr(struct fs_server *s, struct fsi_inode *ino, struct fs_out *o)
@@ -64,6 +66,8 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 
 	if (s->readonly)
 		return -EROFS;
+	if (fs_pseudo_refuse(s, ino))
+		return -EACCES;
 	if (in->valid & FATTR_FH) {
 		h = fsh_get(&s->handles, in->fh, false);
 		if (!h)
@@ -72,12 +76,14 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 	}
 	fs_fdname(&n, ino->fd);
 	if (in->valid & FATTR_MODE) {
+		mode_t mode = fs_policy_mode(s, ino->type, in->mode);
+
 		if (fd >= 0)
-			err = fchmod(fd, in->mode & 07777) < 0 ? -errno : 0;
+			err = fchmod(fd, mode) < 0 ? -errno : 0;
 		else if (ino->type == S_IFLNK)
 			err = -EOPNOTSUPP;
 		else
-			err = fchmodat(s->proc_fd, n.s, in->mode & 07777, 0) < 0 ? -errno : 0;
+			err = fchmodat(s->proc_fd, n.s, mode, 0) < 0 ? -errno : 0;
 		if (err)
 			goto out;
 	}

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "devices/fs/fs_ops.h"
@@ -81,6 +83,97 @@ int fs_check_entry_name(const char *name)
 	return 0;
 }
 
+/* Not in <linux/magic.h>: the kernel keeps them private (fs/configfs, fs/fuse/control.c). */
+#define FS_CONFIGFS_MAGIC 0x62656570
+#define FS_FUSECTL_MAGIC 0x65735543
+
+bool fs_pseudo_magic(long f_type)
+{
+	switch ((unsigned long)f_type) {
+	case PROC_SUPER_MAGIC:    /* /proc/PID/mem, kmsg, kcore, sysrq-trigger... */
+	case SYSFS_MAGIC:         /* device attributes, vmcoreinfo */
+	case TRACEFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case FS_CONFIGFS_MAGIC:
+	case BPF_FS_MAGIC:        /* pinned maps and programs */
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:      /* writing some variables can brick firmware */
+	case BINFMTFS_MAGIC:
+	case NSFS_MAGIC:          /* namespace files bind-mounted somewhere */
+	case FS_FUSECTL_MAGIC:    /* abort other FUSE connections */
+		return true;
+	default:
+		return false;
+	}
+}
+
+int fs_map_ino(struct fs_server *s, dev_t dev, uint64_t ino, uint64_t *out)
+{
+	unsigned int n = __atomic_load_n(&s->nr_devs, __ATOMIC_ACQUIRE), i;
+
+	if (ino >> FS_INO_BITS)
+		return -EOVERFLOW;
+	for (i = 0; i < n && s->devs[i] != dev; i++) {
+	}
+	if (i == n) {
+		pthread_mutex_lock(&s->dev_lock);
+		n = s->nr_devs;
+		for (i = 0; i < n && s->devs[i] != dev; i++) {
+		}
+		if (i == n && n < FS_MAX_DEVS) {
+			s->devs[n] = dev;
+			/* Release: a reader that sees the count sees the entry. */
+			__atomic_store_n(&s->nr_devs, n + 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&s->dev_lock);
+		if (i == FS_MAX_DEVS)
+			return -EOVERFLOW;
+	}
+	*out = (uint64_t)i << FS_INO_BITS | ino;
+	return 0;
+}
+
+/*
+ * A looked-up inode on another file system than the share's root (st_dev differs; checked only
+ * then, so the common case costs nothing). Pseudo file systems: the directory where one is mounted
+ * is served as a stub (so a guest booted with --root / can mount its own /proc or /sys over it):
+ * LOOKUP and GETATTR answer, everything else on it is refused (fs_pseudo_refuse), and nothing
+ * inside it can be looked up (EACCES). Any other inode of a pseudo file system (a bind-mounted
+ * /proc/kmsg, say) is refused outright. Other file systems are crossed like directories of the
+ * share; fs_map_ino keeps their inode numbers apart.
+ */
+static int fs_check_foreign(struct fs_server *s, int parent_fd, int fd, const struct stat *st)
+{
+	struct statfs sf;
+	struct stat pst;
+
+	if (st->st_dev == s->root_dev)
+		return 0;
+	if (fstatfs(fd, &sf) < 0)
+		return -errno;
+	if (!fs_pseudo_magic(sf.f_type))
+		return 0;
+	if (fstat(parent_fd, &pst) < 0)
+		return -errno;
+	return pst.st_dev != st->st_dev && S_ISDIR(st->st_mode) ? 0 : -EACCES;
+}
+
+int fs_pseudo_refuse(const struct fs_server *s, const struct fsi_inode *ino)
+{
+	struct statfs sf;
+
+	if (ino->dev == s->root_dev)
+		return 0;
+	if (fstatfs(ino->fd, &sf) < 0)
+		return -errno;
+	return fs_pseudo_magic(sf.f_type) ? -EACCES : 0;
+}
+
 int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct fuse_entry_out *eo,
 		    struct fsi_inode **out)
 {
@@ -92,6 +185,7 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	};
 	struct fsi_inode *ino;
 	struct stat st;
+	uint64_t gino = 0;
 	int fd, err;
 
 	err = fs_check_entry_name(name);
@@ -100,8 +194,13 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	fd = (int)syscall(SYS_openat2, parent_fd, name, &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
-	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		err = -errno;
+	else
+		err = fs_check_foreign(s, parent_fd, fd, &st);
+	if (!err)
+		err = fs_map_ino(s, st.st_dev, st.st_ino, &gino);
+	if (err) {
 		close(fd);
 		return err;
 	}
@@ -113,6 +212,7 @@ int fs_lookup_entry(struct fs_server *s, int parent_fd, const char *name, struct
 	fs_entry_timeout(s, &eo->entry_valid, &eo->entry_valid_nsec);
 	fs_entry_timeout(s, &eo->attr_valid, &eo->attr_valid_nsec);
 	fs_fill_attr(&st, &eo->attr);
+	eo->attr.ino = gino;
 	if (out)
 		*out = ino;
 	else
@@ -155,6 +255,11 @@ int fs_kill_priv(int fd)
 		if (fchmod(fd, m) < 0)
 			return -errno;
 	}
+	/* Removing needs CAP_SETFCAP even when there is nothing to remove, so an unprivileged
+	   ringvm would fail every such write: look first (a capability set meanwhile by someone
+	   else is their race, as it is for the kernel's own check). */
+	if (fgetxattr(fd, "security.capability", NULL, 0) < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
 	if (fremovexattr(fd, "security.capability") < 0 && errno != ENODATA && errno != ENOTSUP)
 		return -errno;
 	return 0;

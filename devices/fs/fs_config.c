@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 
 /* Copy [s, s+n) into dst[cap] with a NUL; false when it does not fit. */
@@ -79,6 +80,28 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 		}
 		(void)fs_copy(c->tag, sizeof(c->tag), opt + 4, n - 4);
 		*tag_set = true;
+	} else if (n == 3 && !memcmp(opt, "dev", 3)) {
+		c->dev = true;
+	} else if (n == 4 && !memcmp(opt, "suid", 4)) {
+		c->suid = true;
+	} else if (n > 6 && !memcmp(opt, "xattr=", 6)) {
+		static const struct {
+			const char *name;
+			enum fs_xattr_policy p;
+		} pol[] = { { "user", FS_XATTR_USER },
+			    { "none", FS_XATTR_NONE },
+			    { "security", FS_XATTR_SECURITY },
+			    { "all", FS_XATTR_ALL } };
+		size_t i;
+
+		for (i = 0; i < sizeof(pol) / sizeof(pol[0]); i++)
+			if (strlen(pol[i].name) == n - 6 && !memcmp(opt + 6, pol[i].name, n - 6))
+				break;
+		if (i == sizeof(pol) / sizeof(pol[0])) {
+			*err = "xattr= must be user, none, security or all";
+			return -EINVAL;
+		}
+		c->xattr = pol[i].p;
 	} else if (n > 7 && !memcmp(opt, "queues=", 7)) {
 		char num[8];
 		char *end;
@@ -91,7 +114,7 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 			goto bad_queues;
 		c->queues = (unsigned int)q;
 	} else {
-		*err = "unknown option (readonly, cache=, tag=, queues=)";
+		*err = "unknown option (readonly, cache=, tag=, queues=, dev, suid, xattr=)";
 		return -EINVAL;
 	}
 	return 0;
@@ -166,6 +189,47 @@ int fs_parse_root(const char *spec, struct fs_config *out, const char **err)
 		out->readonly = false;
 	else if (comma) {
 		*err = "the only --root option is ,rw";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One "name=N" of --fs-limits, N in 1..2^30. */
+static bool fs_limit_value(const char *opt, size_t n, const char *name, size_t *out)
+{
+	size_t k = strlen(name);
+	char num[16], *end;
+	long long v;
+
+	if (n <= k + 1 || memcmp(opt, name, k) || opt[k] != '=' || !fs_copy(num, sizeof(num), opt + k + 1, n - k - 1))
+		return false;
+	v = strtoll(num, &end, 10);
+	if (*end || num[0] == '-' || v < 1 || v > (1LL << 30))
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+int fs_parse_limits(const char *spec, struct fs_limits *out, const char **err)
+{
+	const char *opt = spec;
+
+	memset(out, 0, sizeof(*out));
+	while (*opt) {
+		const char *next = strchr(opt, ',');
+		size_t n = next ? (size_t)(next - opt) : strlen(opt);
+
+		if (!fs_limit_value(opt, n, "fds", &out->max_fds) &&
+		    !fs_limit_value(opt, n, "dir_buffers", &out->max_dir_buffers)) {
+			*err = "expected fds=N,dir_buffers=N with N in 1..1073741824";
+			return -EINVAL;
+		}
+		if (!next)
+			break;
+		opt = next + 1;
+	}
+	if (!out->max_fds && !out->max_dir_buffers) {
+		*err = "expected fds=N,dir_buffers=N with N in 1..1073741824";
 		return -EINVAL;
 	}
 	return 0;

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/fs_ops.h"
 
 int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
@@ -17,6 +19,9 @@ int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 
 	if (ino->type != S_IFDIR)
 		return -ENOTDIR;
+	err = fs_pseudo_refuse(s, ino);
+	if (err)
+		return err;
 	fd = fs_reopen(s, ino, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
@@ -60,18 +65,13 @@ static void fs_plus_entry(struct fs_server *s, int dirfd, const char *name,
 /*
  * Position the handle's stream for a READDIR at `offset`, the d_off cookie of the last entry the
  * guest got (0 at the start). The usual case continues where the previous reply stopped, from the
- * kept buffer, without touching the fd; anything else seeks the host directory there and starts a
- * fresh buffer.
+ * kept entries (or the fd's position when none are kept), without touching the fd; anything else
+ * seeks the host directory there and drops what was kept.
  */
 static int fs_dir_position(struct fsh_handle *h, uint64_t offset)
 {
 	struct fsh_dirstream *ds = &h->dir;
 
-	if (!ds->buf) {
-		ds->buf = malloc(FSH_DIRBUF);
-		if (!ds->buf)
-			return -ENOMEM;
-	}
 	if (ds->valid && offset == ds->cookie && offset != 0)
 		return 0;
 	if (offset > INT64_MAX || lseek(h->fd, (off_t)offset, SEEK_SET) < 0)
@@ -82,13 +82,58 @@ static int fs_dir_position(struct fsh_handle *h, uint64_t offset)
 	return 0;
 }
 
+/* A buffer for the next getdents: the handle's own when the budget has one, else this thread's
+   (*borrowed: its leftover entries cannot stay with the handle). NULL: out of memory. */
+static __thread uint8_t fs_dir_scratch[FSH_DIRBUF];
+
+static uint8_t *fs_dir_buffer(struct fsh_handle *h, bool *borrowed)
+{
+	struct fsh_dirstream *ds = &h->dir;
+
+	*borrowed = false;
+	if (ds->buf)
+		return ds->buf;
+	if (fs_budget_take_dir_buffer()) {
+		ds->buf = malloc(FSH_DIRBUF);
+		if (ds->buf)
+			return ds->buf;
+		fs_budget_put_dir_buffer();
+	}
+	*borrowed = true;
+	return fs_dir_scratch;
+}
+
+/*
+ * After a reply: a buffer whose entries were all given out is freed (an idle open directory then
+ * costs no buffer); entries left in a borrowed buffer are dropped and the stream is marked for a
+ * seek to its cookie, which the next READDIR does.
+ */
+static void fs_dir_settle(struct fsh_handle *h, bool borrowed)
+{
+	struct fsh_dirstream *ds = &h->dir;
+
+	if (ds->pos < ds->len) {
+		if (borrowed)
+			ds->valid = false;
+		return;
+	}
+	ds->len = ds->pos = 0;
+	if (ds->buf) {
+		free(ds->buf);
+		ds->buf = NULL;
+		fs_budget_put_dir_buffer();
+	}
+}
+
 int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, struct fs_out *o)
 {
 	size_t limit = r->in.read.size;
 	struct fsh_handle *h;
 	struct fsh_dirstream *ds;
 	size_t start = o->len;
-	bool full = false;
+	bool full = false, borrowed = false;
+	struct stat dst; /* the directory's: d_ino is an inode of its file system (fs_map_ino) */
+	uint8_t *buf = NULL;
 	int err = 0;
 
 	if (limit > o->cap - o->len)
@@ -101,9 +146,18 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 	err = fs_dir_position(h, r->in.read.offset);
 	if (err)
 		goto out;
+	buf = ds->buf; /* entries kept from the last reply, if any */
+	if (fstat(h->fd, &dst) < 0) {
+		err = -errno;
+		goto out;
+	}
 	while (!full) {
 		if (ds->pos >= ds->len) {
-			ssize_t n = getdents64(h->fd, ds->buf, FSH_DIRBUF);
+			ssize_t n;
+
+			if (!buf)
+				buf = fs_dir_buffer(h, &borrowed);
+			n = getdents64(h->fd, buf, FSH_DIRBUF);
 
 			if (n < 0) {
 				err = -errno;
@@ -115,7 +169,7 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 				break;
 		}
 		while (ds->pos < ds->len) {
-			struct dirent64 *d = (struct dirent64 *)(ds->buf + ds->pos);
+			struct dirent64 *d = (struct dirent64 *)(buf + ds->pos);
 			size_t namelen = strlen(d->d_name);
 			size_t hdr = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
 			size_t rec = FUSE_DIRENT_ALIGN(hdr + namelen);
@@ -140,7 +194,9 @@ int fs_op_readdir(struct fs_server *s, const struct fuse_req *r, bool plus, stru
 			} else {
 				de = (struct fuse_dirent *)p;
 			}
-			de->ino = d->d_ino;
+			/* An entry whose number cannot be mapped shows as 0 here; its LOOKUP fails. */
+			if (fs_map_ino(s, dst.st_dev, d->d_ino, &de->ino))
+				de->ino = 0;
 			de->off = (uint64_t)d->d_off;
 			de->namelen = (uint32_t)namelen;
 			de->type = d->d_type;
@@ -161,6 +217,7 @@ out:
 	/* On error the entries taken from the buffer are not delivered: the next call must seek. */
 	if (err)
 		h->dir.valid = false;
+	fs_dir_settle(h, borrowed);
 	pthread_mutex_unlock(&h->dir_lock);
 	fsh_put(&s->handles, h);
 	if (err) {

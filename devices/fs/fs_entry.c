@@ -23,6 +23,8 @@ static int fs_entry_prep(struct fs_server *s, struct fsi_inode *dir, const char 
 		return -EROFS;
 	if (dir->type != S_IFDIR)
 		return -ENOTDIR;
+	if (fs_pseudo_refuse(s, dir))
+		return -EACCES; /* mkdir in a cgroup or configfs stub would create kernel objects */
 	return fs_check_entry_name(name);
 }
 
@@ -68,7 +70,11 @@ int fs_op_mknod(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 	default:
 		return -EINVAL;
 	}
-	/* Device nodes need CAP_MKNOD, which only a guest root acting as host root keeps. */
+	/* A device node on the host is a door to host hardware (char 1:1 is /dev/mem): only where
+	   the share says so, and then the host kernel still wants CAP_MKNOD (guest root only). */
+	if ((S_ISCHR(mode) || S_ISBLK(mode)) && !s->allow_dev)
+		return -EPERM;
+	mode = (mode & S_IFMT) | fs_policy_mode(s, mode & S_IFMT, mode);
 	if (mknodat(dir->fd, r->name, mode, fs_decode_dev(r->in.mknod.rdev)) < 0)
 		return -errno;
 	return fs_entry_reply(s, dir, r->name, o);
@@ -81,7 +87,7 @@ int fs_op_mkdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 
 	if (err)
 		return err;
-	if (mkdirat(dir->fd, r->name, r->in.mkdir.mode & 07777) < 0)
+	if (mkdirat(dir->fd, r->name, fs_policy_mode(s, S_IFDIR, r->in.mkdir.mode)) < 0)
 		return -errno;
 	return fs_entry_reply(s, dir, r->name, o);
 }
@@ -174,6 +180,50 @@ int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	return err;
 }
 
+/*
+ * CREATE's open of a name that already exists: only ever a regular file. The name is resolved to
+ * an O_PATH fd first (no symlink followed, nothing opened for I/O), its type checked, and only then
+ * is that very inode opened through /proc/self/fd: a FIFO or a device is never opened on the host,
+ * and a name swapped meanwhile cannot redirect the open. Returns the fd or -errno.
+ */
+static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const char *name,
+			      int flags, uint32_t open_flags)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct fs_fdname n;
+	struct stat st;
+	int pfd, fd, err = 0;
+
+	pfd = (int)syscall(SYS_openat2, dir->fd, name, &how, sizeof(how));
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) < 0)
+		err = -errno;
+	else if (S_ISDIR(st.st_mode))
+		err = -EISDIR;
+	else if (S_ISLNK(st.st_mode))
+		err = -ELOOP; /* never followed, as with O_NOFOLLOW */
+	else if (!S_ISREG(st.st_mode))
+		err = -EACCES; /* a FIFO, socket or device: the guest kernel's business */
+	if (err) {
+		close(pfd);
+		return err;
+	}
+	fs_fdname(&n, pfd);
+	/* The /proc/self/fd entry is a (magic) link: O_NOFOLLOW would refuse it. */
+	fd = openat(s->proc_fd, n.s, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	if (!err && (flags & O_TRUNC) && (open_flags & FUSE_OPEN_KILL_SUIDGID))
+		err = fs_kill_priv(fd);
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
+}
+
 int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
 		 struct fs_out *o)
 {
@@ -181,28 +231,29 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	struct fuse_open_out oo = { 0 };
 	struct fuse_entry_out eo;
 	struct open_how how = { 0 };
-	struct stat st;
-	int fd, err = fs_entry_prep(s, dir, r->name);
+	int fd, flags, err = fs_entry_prep(s, dir, r->name);
 
 	if (err)
 		return err;
 	/*
-	 * O_CREAT on an existing name would follow a planted symlink or open a FIFO for I/O, so:
-	 * RESOLVE_NO_SYMLINKS refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO open from
-	 * blocking, and anything that turns out not to be a regular file is closed at once.
+	 * Never O_CREAT on a name that may exist (it would open a FIFO or device before we could
+	 * look): first an exclusive create, which makes a new regular file or fails with EEXIST;
+	 * only then, unless the guest asked O_EXCL itself, the existing name (fs_create_existing).
+	 * O_NONBLOCK keeps a lease from blocking the open; O_NOCTTY always.
 	 */
-	how.flags = ((uint64_t)in->flags & ~(uint64_t)(O_NOCTTY | O_DIRECT | O_PATH | O_TMPFILE |
-						       O_DIRECTORY)) |
-		    O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
-	how.mode = in->mode & 07777;
+	flags = (int)(in->flags & ~(uint32_t)(O_CREAT | O_EXCL | O_DIRECT | O_PATH | O_TMPFILE |
+					      O_DIRECTORY)) |
+		O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
+	how.flags = (uint64_t)(unsigned int)flags | O_CREAT | O_EXCL | O_CLOEXEC;
+	how.mode = fs_policy_mode(s, S_IFREG, in->mode);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	fd = (int)syscall(SYS_openat2, dir->fd, r->name, &how, sizeof(how));
+	if (fd < 0 && errno == EEXIST && !(in->flags & O_EXCL))
+		fd = fs_create_existing(s, dir, r->name, flags, in->open_flags);
+	else if (fd < 0)
+		fd = -errno;
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EACCES;
-	}
+		return fd;
 	err = fs_clear_nonblock(fd);
 	if (!err)
 		err = fs_lookup_entry(s, dir->fd, r->name, &eo, NULL);

@@ -67,8 +67,34 @@ __attribute__((warn_unused_result)) int fs_stat_inode(const struct fsi_inode *in
 __attribute__((warn_unused_result)) int fs_check_entry_name(const char *name);
 
 /*
+ * The inode number the guest sees for host (dev, ino): index(dev) << FS_INO_BITS | ino, with the
+ * share's own file system as index 0, so files of two host file systems that the share spans
+ * (mount points inside it) never share a number in the guest's one FUSE file system (hard-link
+ * detection, tar, du stay right). Announcing submounts (FUSE_SUBMOUNTS) would do it with a guest
+ * superblock per file system, but an overlayfs over the share (--root) refuses such automount
+ * points. -EOVERFLOW for an inode number of FS_INO_BITS bits or more, or past FS_MAX_DEVS file
+ * systems. Any thread.
+ */
+#define FS_INO_BITS 48
+__attribute__((warn_unused_result)) int fs_map_ino(struct fs_server *s, dev_t dev, uint64_t ino,
+						   uint64_t *out);
+
+/* True for the f_type of a pseudo file system (proc, sysfs, tracefs, debugfs, securityfs,
+   configfs, bpf, cgroup...): its files are kernel interfaces, never served to the guest. */
+bool fs_pseudo_magic(long f_type);
+
+/* -EACCES when ino is on a pseudo file system (only a stub where one is mounted can be looked up:
+   it may be stat'ed, never opened, listed, changed or written into), else 0. Costs a statfs only
+   for inodes off the share's own file system. */
+__attribute__((warn_unused_result)) int fs_pseudo_refuse(const struct fs_server *s,
+							 const struct fsi_inode *ino);
+
+/*
  * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
+ * Inodes on a pseudo file system are refused (EACCES) but for the stub where one is mounted (it
+ * may be stat'ed, not opened); other mount points are crossed, inode numbers kept apart by
+ * fs_map_ino (-EOVERFLOW when they cannot be).
  * Fills eo (nlookup + 1 on the inode) or returns -errno. *out, when not NULL, gets the inode with a
  * reference.
  */
@@ -88,6 +114,19 @@ __attribute__((warn_unused_result)) int fs_reopen(struct fs_server *s, const str
  * of waiting on file systems that cannot do non-blocking I/O (9p, NFS, FUSE). Clear it on fd.
  */
 __attribute__((warn_unused_result)) int fs_clear_nonblock(int fd);
+
+/*
+ * The permission bits a change may give an inode of type `type` (S_IFMT bits): mode & 07777, less
+ * setuid and setgid on anything but a directory unless the share allows them (allow_suid). A
+ * directory keeps setgid (group inheritance, no privilege); its setuid means nothing on Linux.
+ */
+static inline mode_t fs_policy_mode(const struct fs_server *s, mode_t type, mode_t mode)
+{
+	mode &= 07777;
+	if (!s->allow_suid && type != S_IFDIR)
+		mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	return mode;
+}
 
 /* Clear setuid, setgid (if group-executable) and security.capability, as the kernel does on a
    write/truncate by someone without CAP_FSETID (FUSE_HANDLE_KILLPRIV_V2). fd: a real open fd. */

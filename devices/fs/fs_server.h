@@ -17,6 +17,20 @@ enum fs_cache {
 	FS_CACHE_NEVER,    /* no timeouts, direct I/O: every access reaches the host */
 };
 
+/*
+ * Which extended attributes the guest may see and change (--share ...,xattr=). The names the
+ * guest sends are checked against this before any host call; listings are filtered the same way.
+ */
+enum fs_xattr_policy {
+	FS_XATTR_USER = 0,  /* default: user.* and the POSIX ACLs (system.posix_acl_access/default) */
+	FS_XATTR_NONE,      /* no extended attributes at all (EOPNOTSUPP) */
+	FS_XATTR_SECURITY,  /* user + security.* (SELinux labels, file capabilities): set by guest root only */
+	FS_XATTR_ALL,       /* every namespace; trusted.* and security.* set by guest root only */
+};
+
+/* File systems one share may span (mount points inside it): 2^15 - 1 fit the inode mapping. */
+#define FS_MAX_DEVS 256
+
 /* Largest WRITE/READ we negotiate (max_write, max_pages): 1 MiB, like virtiofsd. */
 #define FS_MAX_IO (1u << 20)
 
@@ -30,9 +44,20 @@ struct fs_server {
 	struct fsi_table inodes;
 	struct fsh_table handles;
 	int proc_fd;     /* O_PATH on /proc/self/fd: reopening an O_PATH fd with real access modes */
+	dev_t root_dev;  /* st_dev of the shared directory: other values are submounts */
+	/* Host file systems seen in the share, by index: inode numbers reach the guest as
+	   index << 48 | st_ino (fs_map_ino); index 0 is root_dev. Appended under dev_lock. */
+	pthread_mutex_t dev_lock;
+	dev_t devs[FS_MAX_DEVS];
+	unsigned int nr_devs; /* atomic for readers */
 	bool readonly;   /* every change answers EROFS */
 	bool as_root;    /* we are root: act with each request's uid/gid (setfsuid/setfsgid) */
 	enum fs_cache cache;
+	/* What the share allows beyond plain files (--share ...,dev,suid,xattr=); off by default. Set
+	   by the creator before the first request, immutable after. */
+	bool allow_dev;  /* MKNOD of character and block devices (else EPERM) */
+	bool allow_suid; /* setuid/setgid bits on MKNOD/MKDIR/CREATE/SETATTR (else stripped) */
+	enum fs_xattr_policy xattr;
 
 	pthread_mutex_t init_lock;
 	int initialized; /* atomic: 0 until INIT was answered */
@@ -41,7 +66,8 @@ struct fs_server {
 };
 
 /*
- * Open host_dir (must be a directory) and set up the tables. max_fds bounds inodes + handles (each
+ * Open host_dir (must be a directory, not on a pseudo file system: -EACCES) and set up the tables.
+ * The share's policy fields (allow_dev, allow_suid, xattr) start off/FS_XATTR_USER. max_fds bounds inodes + handles (each
  * half). Returns 0 or -errno.
  */
 __attribute__((warn_unused_result)) int fs_server_create(struct fs_server *s, const char *host_dir,

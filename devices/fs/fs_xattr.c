@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -16,25 +17,81 @@
  * Symlinks are refused: the link would jump to the symlink and a following call could go on to its
  * target, and Linux allows only trusted.* attributes on symlinks anyway.
  */
-static int fs_xattr_path(struct fsi_inode *ino, struct fs_fdpath *p)
+static int fs_xattr_path(const struct fs_server *s, struct fsi_inode *ino, struct fs_fdpath *p)
 {
 	if (ino->type == S_IFLNK)
 		return -EOPNOTSUPP;
+	if (fs_pseudo_refuse(s, ino))
+		return -EACCES;
 	fs_fdpath(p, ino->fd);
 	return 0;
 }
 
-/* GETXATTR and LISTXATTR share the reply rule: size 0 asks for the length, else the bytes. */
-static int fs_xattr_reply(struct fs_out *o, uint32_t size, ssize_t (*call)(const char *, const char *,
-									    void *, size_t),
-			  const char *path, const char *name)
+static bool fs_xattr_prefix(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * The share's xattr policy (enum fs_xattr_policy) for one name: 0 when the guest may use it, else
+ * the error. trusted.* (overlayfs, ...) and security.* (file capabilities, LSM labels) change what
+ * the host grants, so they pass only where the share says so, and are set or removed only by guest
+ * root, whatever uid the request carries otherwise. A name outside the policy does not exist for
+ * reading (ENODATA) and cannot be set (EOPNOTSUPP, which cp -a and tar take as "not supported here").
+ */
+static int fs_xattr_allowed(const struct fs_server *s, const char *name, bool write, uint32_t uid)
+{
+	bool priv = fs_xattr_prefix(name, "trusted.") || fs_xattr_prefix(name, "security.");
+	bool ok;
+
+	switch (s->xattr) {
+	case FS_XATTR_NONE:
+		return -EOPNOTSUPP;
+	case FS_XATTR_ALL:
+		ok = true;
+		break;
+	case FS_XATTR_SECURITY:
+		ok = fs_xattr_prefix(name, "security.");
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	ok = ok || fs_xattr_prefix(name, "user.") || !strcmp(name, "system.posix_acl_access") ||
+	     !strcmp(name, "system.posix_acl_default");
+	if (!ok)
+		return write ? -EOPNOTSUPP : -ENODATA;
+	if (write && priv && uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+/* Drop the names the policy hides from a listing list[0 .. len); returns the new length. */
+static size_t fs_xattr_filter(const struct fs_server *s, char *list, size_t len)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strnlen(list + in, len - in);
+
+		if (in + n < len && fs_xattr_allowed(s, list + in, false, 0) == 0) {
+			memmove(list + out, list + in, n + 1);
+			out += n + 1;
+		}
+		in += n + 1;
+	}
+	return out;
+}
+
+/* GETXATTR's reply rule: size 0 asks for the length, else the bytes. */
+static int fs_xattr_reply(struct fs_out *o, uint32_t size, const char *path, const char *name)
 {
 	struct fuse_getxattr_out go = { 0 };
 	ssize_t n;
 	void *p;
 
 	if (size == 0) {
-		n = call(path, name, NULL, 0);
+		n = getxattr(path, name, NULL, 0);
 		if (n < 0)
 			return -errno;
 		go.size = (uint32_t)n;
@@ -45,7 +102,7 @@ static int fs_xattr_reply(struct fs_out *o, uint32_t size, ssize_t (*call)(const
 	if (size > o->cap - o->len)
 		return -ERANGE;
 	p = fs_out_reserve(o, size);
-	n = call(path, name, p, size);
+	n = getxattr(path, name, p, size);
 	if (n < 0) {
 		o->len -= size;
 		return -errno;
@@ -54,40 +111,53 @@ static int fs_xattr_reply(struct fs_out *o, uint32_t size, ssize_t (*call)(const
 	return 0;
 }
 
-static ssize_t fs_get(const char *path, const char *name, void *buf, size_t size)
-{
-	return getxattr(path, name, buf, size);
-}
-
-static ssize_t fs_list(const char *path, const char *name, void *buf, size_t size)
-{
-	(void)name;
-	return listxattr(path, buf, size);
-}
-
 int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 		   struct fs_out *o)
 {
 	struct fs_fdpath p;
-	int err = fs_xattr_path(ino, &p);
+	int err = fs_xattr_allowed(s, r->name, false, r->hdr.uid);
 
+	if (!err)
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err == -EOPNOTSUPP ? -ENODATA : err;
-	return fs_xattr_reply(o, r->in.getxattr.size, fs_get, p.s, r->name);
+	return fs_xattr_reply(o, r->in.getxattr.size, p.s, r->name);
 }
 
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 		    struct fs_out *o)
 {
 	struct fuse_getxattr_out go = { 0 };
+	uint32_t size = r->in.getxattr.size;
 	struct fs_fdpath p;
-	int err = fs_xattr_path(ino, &p);
+	ssize_t n;
+	char *list;
+	int err = fs_xattr_path(s, ino, &p);
 
-	if (err == -EOPNOTSUPP)
-		return r->in.getxattr.size ? 0 : fs_out_put(o, &go, sizeof(go)); /* an empty list */
+	if (err == -EOPNOTSUPP || s->xattr == FS_XATTR_NONE)
+		return size ? 0 : fs_out_put(o, &go, sizeof(go)); /* an empty list */
 	if (err)
 		return err;
-	return fs_xattr_reply(o, r->in.getxattr.size, fs_list, p.s, NULL);
+	/* The host's whole list, filtered by the policy, then measured or sent. */
+	list = malloc(XATTR_LIST_MAX);
+	if (!list)
+		return -ENOMEM;
+	n = listxattr(p.s, list, XATTR_LIST_MAX);
+	if (n < 0) {
+		free(list);
+		return -errno;
+	}
+	n = (ssize_t)fs_xattr_filter(s, list, (size_t)n);
+	if (size == 0) {
+		go.size = (uint32_t)n;
+		err = fs_out_put(o, &go, sizeof(go));
+	} else if ((size_t)n > size || (size_t)n > o->cap - o->len) {
+		err = -ERANGE;
+	} else {
+		memcpy(fs_out_reserve(o, (size_t)n), list, (size_t)n);
+	}
+	free(list);
+	return err;
 }
 
 int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
@@ -98,7 +168,9 @@ int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 
 	if (s->readonly)
 		return -EROFS;
-	err = fs_xattr_path(ino, &p);
+	err = fs_xattr_allowed(s, r->name, true, r->hdr.uid);
+	if (!err)
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err;
 	if (r->in.setxattr.flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
@@ -127,7 +199,9 @@ int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_
 
 	if (s->readonly)
 		return -EROFS;
-	err = fs_xattr_path(ino, &p);
+	err = fs_xattr_allowed(s, r->name, true, r->hdr.uid);
+	if (!err)
+		err = fs_xattr_path(s, ino, &p);
 	if (err)
 		return err;
 	return removexattr(p.s, r->name) < 0 ? -errno : 0;

@@ -1,5 +1,6 @@
 /* handle.c: the table of open file and directory handles, with stale-fh detection. */
 #include "devices/fs/handle.h"
+#include "devices/fs/fs_budget.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,8 +20,12 @@ int fsh_init(struct fsh_table *t, uint32_t max_handles)
 static void fsh_free(struct fsh_handle *h)
 {
 	close(h->fd);
+	fs_budget_put_fd();
 	pthread_mutex_destroy(&h->dir_lock);
-	free(h->dir.buf);
+	if (h->dir.buf) {
+		free(h->dir.buf);
+		fs_budget_put_dir_buffer();
+	}
 	free(h);
 }
 
@@ -66,12 +71,18 @@ static int fsh_grow(struct fsh_table *t)
 
 int fsh_add(struct fsh_table *t, int fd, bool is_dir, uint64_t *fh)
 {
-	struct fsh_handle *h = calloc(1, sizeof(*h));
+	struct fsh_handle *h;
 	uint32_t i;
 	int err;
 
+	if (fs_budget_take_fd()) {
+		close(fd);
+		return -ENFILE;
+	}
+	h = calloc(1, sizeof(*h));
 	if (!h) {
 		close(fd);
+		fs_budget_put_fd();
 		return -ENOMEM;
 	}
 	h->fd = fd;

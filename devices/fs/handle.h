@@ -10,7 +10,8 @@
  * fh = generation << 32 | slot. The generation is bumped when a slot is reused, so an fh the guest
  * already released (or made up) finds nothing. A READ in flight in io_uring holds a reference, so a
  * RELEASE arriving on another queue meanwhile only drops the table's reference; the fd is closed
- * when the last user puts it. At most max_handles are open at once (-ENFILE beyond).
+ * when the last user puts it. At most max_handles are open at once, and no more than the process-wide
+ * fd budget allows (fs_budget.h; -ENFILE beyond).
  *
  * Locking: the table mutex protects slots, generations and refs. dir_lock serialises READDIR on one
  * directory handle (its file position is the readdir cursor); the guest kernel does that already, a
@@ -23,7 +24,8 @@
  * count and later names are skipped (`rm -rf` then fails with ENOTEMPTY).
  */
 struct fsh_dirstream {
-	uint8_t *buf;     /* FSH_DIRBUF bytes, allocated on the first READDIR */
+	uint8_t *buf;     /* FSH_DIRBUF bytes while entries read from the host wait for the guest;
+			     NULL otherwise (freed once given out; one dir buffer of fs_budget.h) */
 	size_t len;       /* bytes of entries in buf */
 	size_t pos;       /* first entry the guest has not been given */
 	uint64_t cookie;  /* d_off of the last entry given: where a READDIR continuing the stream starts */

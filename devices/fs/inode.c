@@ -1,5 +1,6 @@
 /* inode.c: the inode table: two hash chains, lookup counts, and a bound on O_PATH fds. */
 #include "devices/fs/inode.h"
+#include "devices/fs/fs_budget.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -127,6 +128,8 @@ void fsi_destroy(struct fsi_table *t)
 		for (; ino; ino = next) {
 			next = ino->next_by_id;
 			close(ino->fd);
+			if (ino != t->root)
+				fs_budget_put_fd(); /* the root is the share's own, never charged */
 			free(ino);
 		}
 	}
@@ -176,6 +179,7 @@ static void fsi_free(struct fsi_inode *dead)
 {
 	if (dead) {
 		close(dead->fd);
+		fs_budget_put_fd();
 		free(dead);
 	}
 }
@@ -216,7 +220,7 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 		*out = ino;
 		return 0;
 	}
-	if (t->count >= t->max_inodes) {
+	if (t->count >= t->max_inodes || fs_budget_take_fd()) {
 		pthread_mutex_unlock(&t->lock);
 		free(fresh);
 		close(fd);

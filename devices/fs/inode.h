@@ -20,7 +20,8 @@
  * stale or guessed nodeid from the guest finds nothing instead of someone else's inode.
  *
  * Bound on open fds: at most `max_inodes` inodes exist at once (each one fd); a lookup beyond it
- * fails with -ENFILE. The guest kernel forgets inodes it evicts from its cache, so this bounds a
+ * fails with -ENFILE, and so does one past the fds of the process-wide budget (fs_budget.h), which
+ * every share draws on (the root inode is not counted). The guest kernel forgets inodes it evicts from its cache, so this bounds a
  * workload of millions of lookups without leaking: the count only grows with what the guest holds.
  * The device sets max_inodes from RLIMIT_NOFILE (raised to its hard limit at creation).
  *

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
@@ -10,6 +11,7 @@
 int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, enum fs_cache cache,
 		     size_t max_fds)
 {
+	struct statfs sf;
 	struct stat st;
 	int root_fd, err;
 
@@ -25,6 +27,13 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 		close(root_fd);
 		return -ENOTDIR;
 	}
+	if (fstatfs(root_fd, &sf) < 0 || fs_pseudo_magic(sf.f_type)) {
+		close(root_fd);
+		return -EACCES;
+	}
+	s->root_dev = st.st_dev;
+	s->devs[0] = st.st_dev;
+	s->nr_devs = 1;
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->proc_fd < 0) {
 		err = -errno;
@@ -44,6 +53,11 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 	err = -pthread_mutex_init(&s->init_lock, NULL);
 	if (err)
 		goto fail_handles;
+	err = -pthread_mutex_init(&s->dev_lock, NULL);
+	if (err) {
+		pthread_mutex_destroy(&s->init_lock);
+		goto fail_handles;
+	}
 	return 0;
 fail_handles:
 	fsh_destroy(&s->handles);
@@ -60,6 +74,7 @@ void fs_server_destroy(struct fs_server *s)
 	fsi_destroy(&s->inodes);
 	close(s->proc_fd);
 	pthread_mutex_destroy(&s->init_lock);
+	pthread_mutex_destroy(&s->dev_lock);
 }
 
 void fs_server_reset(struct fs_server *s)

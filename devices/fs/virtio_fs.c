@@ -5,6 +5,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 
 #include <linux/virtio_ids.h>
 
+#include "devices/fs/fs_budget.h"
 #include "devices/virtio/virtio.h"
 #include "devices/virtio/xfer.h"
 
@@ -393,9 +395,20 @@ int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	err = fs_server_create(&fs->srv, cfg->host_dir, cfg->readonly, cfg->cache, fs_fd_budget());
+	size_t fds = fs_fd_budget();
+	struct fs_limits lim;
+	fs_budget_limits(&lim);
+	if (lim.max_fds == SIZE_MAX) {
+		/* One fd budget for every share (unless --fs-limits chose one). */
+		struct fs_limits want = { .max_fds = fds };
+		fs_budget_configure(&want);
+	}
+	err = fs_server_create(&fs->srv, cfg->host_dir, cfg->readonly, cfg->cache, fds);
 	if (err)
 		goto err_free;
+	fs->srv.allow_dev = cfg->dev;
+	fs->srv.allow_suid = cfg->suid;
+	fs->srv.xattr = cfg->xattr;
 	fs->scratch = calloc(queues + 1, sizeof(*fs->scratch));
 	if (!fs->scratch) {
 		err = -ENOMEM;

@@ -11,7 +11,10 @@
 #define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
 #define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
 
-/* One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N]. */
+/*
+ * One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N][,dev]
+ * [,suid][,xattr=user|none|security|all].
+ */
 struct fs_config {
 	char host_dir[4096];
 	char guest_dir[4096];   /* absolute path in the guest, for ringvm.mount= */
@@ -19,6 +22,9 @@ struct fs_config {
 	bool readonly;
 	enum fs_cache cache;
 	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES (default 1) */
+	bool dev;               /* the guest may create device nodes (off: EPERM) */
+	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
+	enum fs_xattr_policy xattr; /* default FS_XATTR_USER */
 };
 
 /*
@@ -36,12 +42,21 @@ __attribute__((warn_unused_result)) int fs_parse_spec(const char *spec, struct f
 __attribute__((warn_unused_result)) int fs_parse_root(const char *spec, struct fs_config *out,
 						      const char **err);
 
+/*
+ * --fs-limits fds=N,dir_buffers=N: the budget all shares draw on (fs_budget.h); either may be left
+ * out. N is 1..2^30. Returns 0, or -EINVAL with *err set to a static one-line reason.
+ */
+struct fs_limits;
+__attribute__((warn_unused_result)) int fs_parse_limits(const char *spec, struct fs_limits *out,
+							const char **err);
+
 struct virtio_fs;
 struct virtio_dev;
 
 /*
  * Open the shared directory (-ENOENT/-ENOTDIR/-EACCES when it is not a usable directory), raise
- * RLIMIT_NOFILE to its hard limit and bound the server's fds by it, and create the device with
+ * RLIMIT_NOFILE to its hard limit and bound the server's fds by it (and the process-wide budget of
+ * fs_budget.h too, unless --fs-limits set it), and create the device with
  * 1 hiprio + cfg->queues request queues. The device is not on any bus yet: whoever builds the
  * machine hands virtio_fs_virtio_dev() to a transport (vmm/devices.c: virtio-mmio). Setup time
  * only. Returns 0 or -errno.

@@ -18,6 +18,9 @@
 #define WK_TAG_STOP (UINT64_MAX - 1)
 #define WK_TAG_CANCEL (UINT64_MAX - 2)
 
+/* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
+#define WK_STOP_WAIT_MS 1000
+
 struct vq_worker {
 	struct vq_worker_config cfg;
 	struct virtq *vq;
@@ -43,6 +46,9 @@ struct vq_worker {
 	bool backpressure; /* a chain was given back; retry once something completes */
 	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
 	unsigned int busy_reqs;
+	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
+	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
+	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
 
 static uint64_t wk_tag(const struct vq_req *req)
@@ -83,7 +89,7 @@ static int wk_arm_read(struct vq_worker *w, int fd, uint64_t *buf, uint64_t tag)
 struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 {
 	/* Bounding what is in flight keeps every completion inside the CQ ring. */
-	if (w->inflight_sqes >= w->max_inflight)
+	if (w->inflight_sqes >= w->max_inflight || w->abandoning)
 		return NULL;
 	struct io_uring_sqe *sqe = wk_sqe(w);
 	if (!sqe)
@@ -271,6 +277,57 @@ static void wk_cancel_kick(struct vq_worker *w)
 	}
 }
 
+/*
+ * Stopping with requests still in flight (a READ of a FIFO or of a file system whose server never
+ * answers): the first call asks io_uring to cancel every request of the ring (ASYNC_CANCEL_ANY;
+ * they complete with -ECANCELED and the device finishes them as errors). Requests that cannot be
+ * cancelled (already in a file system's wait that only a fatal signal ends) are abandoned once
+ * WK_STOP_WAIT_MS passed: the worker exits anyway, so a device reset and ringvm's exit end in
+ * bounded time (wk_abandon). The kernel keeps an abandoned request's file and buffers (guest
+ * memory, still mapped) until it ends. Returns the microseconds left to wait, 0 when time is up.
+ */
+static uint64_t wk_stop_wait(struct vq_worker *w)
+{
+	uint64_t now = wk_now_us();
+
+	if (!w->stop_deadline_us) {
+		struct io_uring_sqe *sqe = wk_sqe(w);
+
+		w->stop_deadline_us = now + WK_STOP_WAIT_MS * 1000u;
+		if (sqe) {
+			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+			io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
+		}
+	}
+	return now < w->stop_deadline_us ? w->stop_deadline_us - now : 0;
+}
+
+/*
+ * The stop wait is over: finish every request still open as if its SQEs completed with -ECANCELED,
+ * so the device drops what it holds for them (handles, fds: the kernel keeps its own reference to
+ * the file until the request really ends) and the used ring says they are done. Their CQEs, if they
+ * ever come, land in a ring nobody reads.
+ */
+static void wk_abandon(struct vq_worker *w)
+{
+	fprintf(stderr,
+		"ringvm: virtqueue %u: %u request(s) did not complete within %d ms of the stop and were "
+		"abandoned\n",
+		w->cfg.queue_index, w->busy_reqs, WK_STOP_WAIT_MS);
+	w->abandoning = true;
+	for (uint32_t i = 0; i < w->nr_slots; i++) {
+		struct vq_req *req = &w->slots[i];
+		while (req->busy && req->inflight) {
+			req->inflight--;
+			w->cfg.ops->complete(w->cfg.dev, w, req, -ECANCELED);
+		}
+		if (req->busy)
+			vq_worker_done(w, req, 0); /* the device left it open: our side ends it */
+	}
+	w->inflight_sqes = 0;
+	wk_publish(w);
+}
+
 static void *wk_main(void *arg)
 {
 	struct vq_worker *w = arg;
@@ -289,22 +346,39 @@ static void *wk_main(void *arg)
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
+		uint64_t left_us = w->stopping ? wk_stop_wait(w) : 0;
+		if (w->stopping && left_us == 0) {
+			wk_abandon(w);
+			break;
+		}
 		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
 			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
-		int r = io_uring_submit_and_wait(&w->ring, 1);
+		int r;
+		if (w->stopping) {
+			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
+							.tv_nsec = (long long)(left_us % 1000000u) * 1000 };
+			struct io_uring_cqe *cqe;
+			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+			if (r == -ETIME)
+				r = 0; /* the next pass sees the time is up */
+		} else {
+			r = io_uring_submit_and_wait(&w->ring, 1);
+		}
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",
 				w->cfg.queue_index, strerror(-r));
 			/* Without its ring the queue cannot progress: report and end the thread; the
 			 * kernel cancels this task's requests when it exits. */
 			vq_worker_fail(w);
+			__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 			return NULL;
 		}
 	}
 	wk_cancel_kick(w);
+	__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -427,6 +501,29 @@ err_free:
 	return err;
 }
 
+/* Join the worker, giving up 100 ms after its loop ended (or after the stop wait + 1 s). */
+static bool wk_join_bounded(struct vq_worker *w)
+{
+	uint64_t end = wk_now_us() + (WK_STOP_WAIT_MS + 1000) * 1000u, done_at = 0;
+
+	for (;;) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 50 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(w->thread, NULL, &dl) == 0)
+			return true;
+		uint64_t now = wk_now_us();
+		if (!done_at && __atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
+			done_at = now;
+		if ((done_at && now - done_at >= 100000) || now >= end)
+			return false;
+	}
+}
+
 void vq_worker_stop(struct vq_worker *w)
 {
 	if (!w)
@@ -434,7 +531,18 @@ void vq_worker_stop(struct vq_worker *w)
 	uint64_t one = 1;
 	while (write(w->stop_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
 	}
-	pthread_join(w->thread, NULL);
+	/*
+	 * A thread whose ring still has an abandoned request in an io-wq worker cannot finish exiting:
+	 * the kernel's thread exit waits for its io-wq, which waits for the file system (until a fatal
+	 * signal, e.g. ringvm's own exit). Once the loop is done, nothing of ours is used any more:
+	 * leave the rest of its exit to the kernel (detached) instead of waiting for it.
+	 */
+	if (!wk_join_bounded(w)) {
+		if (__atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
+			pthread_detach(w->thread);
+		else
+			pthread_join(w->thread, NULL); /* still serving: a request inline in a syscall */
+	}
 	io_uring_queue_exit(&w->ring);
 	close(w->stop_fd);
 	wk_free(w);

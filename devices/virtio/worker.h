@@ -35,8 +35,12 @@
  * DEVICE_NEEDS_RESET; requests in flight still complete.
  *
  * Stop (reset, device teardown): the transport writes the stop eventfd; the worker stops popping,
- * waits until every in-flight request has completed (its CQEs reaped and vq_worker_done() called),
- * publishes, and the thread exits. No pthread_cancel.
+ * asks io_uring to cancel whatever is still in flight (ASYNC_CANCEL_ANY), waits until every request
+ * has completed (its CQEs reaped and vq_worker_done() called) or one second passed, publishes, and
+ * the thread exits. A request that neither completes nor cancels (a read the file system never
+ * answers) is abandoned, so a reset or ringvm's exit never waits on a guest-chosen file: the device
+ * gets complete(-ECANCELED) for it (vq_worker_get_sqe then returns NULL) and the kernel finishes the
+ * I/O whenever it can. No pthread_cancel.
  */
 
 struct vq_worker;

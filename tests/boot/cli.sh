@@ -57,6 +57,9 @@ refuse "disk with an unknown option" "unknown option" run --disk "$tmp/disk.img,
 refuse "disk with a bad queue count" "queues" run --disk "$tmp/disk.img,queues=0"
 long=$(head -c 3000 /dev/zero | tr '\0' 'x')
 refuse "command longer than the kernel command line" "too long" run --kernel "$kernel" --initrd none -- echo "$long"
+refuse "--fs-limits with a bad value" "fs-limits fds=0: expected fds=N" run --kernel "$fw/exit.elf" --initrd none --fs-limits fds=0
+refuse "--share with an unknown xattr policy" "xattr= must be user, none, security or all" run --kernel "$fw/exit.elf" --initrd none --share "$tmp:/m,xattr=trusted"
+refuse "--share on procfs" "/proc" run --kernel "$fw/exit.elf" --initrd none --share "/proc:/m"
 
 "$ringvm" --help >"$tmp/out" 2>&1 && grep -q "ringvm run" "$tmp/out" && pass "--help describes the run command" || fail "--help"
 "$ringvm" run --help >"$tmp/out" 2>&1

@@ -9,13 +9,23 @@ set -u
 it_init fs
 VM_TIMEOUT=${VM_TIMEOUT:-600}
 
-S=$tmp/share      # the shared directory
-# user.* xattrs need a host file system that has them (tmpfs only since Linux 6.6: the lab's 6.1
-# keeps TMPDIR on tmpfs); trusted.* works everywhere for root. Either way the guest's calls go
-# through the device.
-
+# The xattr checks use user.* (the only namespace a share passes by default, and the one ringvm
+# can set without CAP_SYS_ADMIN, which it drops). They need a host file system that has them: not
+# tmpfs before Linux 6.6 (the lab's TMPDIR is an overlay on one); the lab's /tmp (the host's, over
+# 9p) has them, so the xattr file lives in a second share there when TMPDIR has none ($XH; the guest
+# sees it at /x, or in the main share when TMPDIR will do).
 xns=user
-python3 -c "import os,sys; os.setxattr(sys.argv[1], 'user.probe', b'1')" "$tmp" 2>/dev/null || xns=trusted
+S=$tmp/share      # the shared directory
+mkdir -p "$S"
+xattr_ok() { python3 -c "import os,sys; os.setxattr(sys.argv[1], 'user.probe', b'1')" "$1" 2>/dev/null; }
+if xattr_ok "$S"; then
+	XH=$S/c XG=c XSHARE=()
+else
+	XH=$(mktemp -d /tmp/ringvm-fsx.XXXXXX) || exit 1
+	chmod 777 "$XH"
+	it_on_exit 'rm -rf "$XH"'
+	XG=x XSHARE=(--share "$XH:/x")
+fi
 O=$tmp/outside    # next to it: nothing the guest does may change or reveal what is in here
 mkdir -p "$S" "$O"
 secret=secret-$RANDOM-$RANDOM
@@ -51,13 +61,19 @@ ns = sys.argv[2] if len(sys.argv) > 2 else "user"  # xattr namespace the host fi
 os.chdir(d)
 def t(name, cond):
     print(("ok - " if cond else "not ok - ") + name, flush=True)
+xa = os.path.join(sys.argv[3] if len(sys.argv) > 3 else d, "xa")  # where user.* xattrs work
 fd = os.open("x", os.O_CREAT | os.O_RDWR, 0o644)
 os.write(fd, b"0123456789"); os.fsync(fd)
-os.setxattr("x", ns + ".color", b"blue")
-t("setxattr/getxattr", os.getxattr("x", ns + ".color") == b"blue")
-t("listxattr", ns + ".color" in os.listxattr("x"))
-os.setxattr("x", ns + ".gone", b"1"); os.removexattr("x", ns + ".gone")
-t("removexattr", ns + ".gone" not in os.listxattr("x"))
+open(xa, "w").close()
+os.setxattr(xa, ns + ".color", b"blue")
+t("setxattr/getxattr", os.getxattr(xa, ns + ".color") == b"blue")
+t("listxattr", ns + ".color" in os.listxattr(xa))
+os.setxattr(xa, ns + ".gone", b"1"); os.removexattr(xa, ns + ".gone")
+t("removexattr", ns + ".gone" not in os.listxattr(xa))
+try:
+    os.setxattr(xa, "trusted.evil", b"1"); t("trusted.* refused by the default policy", False)
+except OSError:
+    t("trusted.* refused by the default policy", True)
 m = mmap.mmap(fd, 10); m[0:3] = b"MAP"; m.flush(); m.close()
 t("mmap write then read()", os.pread(fd, 3, 0) == b"MAP")
 m = mmap.mmap(fd, 10, prot=mmap.PROT_READ); ok = m[3:6] == b"345"; m.close()
@@ -111,6 +127,7 @@ posix_checks() { # the host side of posix.sh, whoever ran it
 	check "utimes: host mtime 2001-02-03" test "$(date -u -d @"$(stat -c %Y "$P/f")" +%Y)" = 2001
 	check "mkdir/rmdir" sh -c "[ -d '$P/keep' ] && [ ! -e '$P/dd' ]"
 	check "mkfifo: host has a FIFO" test -p "$P/fifo"
+	check "mknod of a device node: refused by the share, nothing on the host" test ! -e "$P/chr"
 	check "fallocate: host size 1 MiB" test "$(stat -c %s "$P/fa")" = 1048576
 	check "sparse file: host size 10 MiB + 1, few blocks" \
 		sh -c "[ \"\$(stat -c %s '$P/sparse')\" = 10485761 ] && [ \"\$(stat -c %b '$P/sparse')\" -lt 1000 ]"
@@ -126,7 +143,7 @@ conf_checks() { # read conf.py's TAP from $tmp/out, then check its work from the
 		esac
 	done <"$tmp/out"
 	local C=$S/c
-	check "host: xattr $xns.color=blue" sh -c "python3 -c 'import os,sys; sys.exit(os.getxattr(\"$C/x\",\"$xns.color\")!=b\"blue\")'"
+	check "host: xattr $xns.color=blue" sh -c "python3 -c 'import os,sys; sys.exit(os.getxattr(\"$XH/xa\",\"$xns.color\")!=b\"blue\")'"
 	check "host: mmap-written bytes" test "$(head -c 10 "$C/x")" = MAP3456789
 	check "host: exchanged contents" sh -c "[ \"\$(cat '$C/ea')\" = B ] && [ \"\$(cat '$C/eb')\" = A ]"
 	check "host: the file made by guest uid 1000 is owned by 1000:1000" test "$(stat -c %u.%g "$C/pub/u")" = 1000.1000
@@ -148,7 +165,8 @@ if [ "${1:-}" = --host-fuse ]; then
 	sh "$S/posix.sh" "$mnt" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	grep -q posix-done "$tmp/out" && ok "host FUSE: POSIX script ran" || notok "host FUSE: POSIX script $(show)"
 	posix_checks
-	python3 "$S/conf.py" "$mnt/c" "$xns" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$XG" = c ]; then xg=$mnt/c; else xg=$XH; fi
+	python3 "$S/conf.py" "$mnt/c" "$xns" "$xg" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	grep -q conf-done "$tmp/out" && ok "host FUSE: python conformance script ran" || notok "host FUSE: conformance $(show)"
 	conf_checks
 	mkdir "$tmp/ref" "$mnt/untar"
@@ -188,11 +206,37 @@ posix_checks
 
 mkdir "$S/c"
 if [ -z "${SAN_PASS:-}" ]; then
-	VM_TIMEOUT=1500 vm --memory 1G --root / --share "$S:/mnt" -- /usr/bin/python3 /mnt/conf.py /mnt/c "$xns"
+	if [ "$XG" = c ]; then xg=/mnt/c; else xg=/x; fi
+	VM_TIMEOUT=1500 vm --memory 1G --root / --share "$S:/mnt" "${XSHARE[@]}" -- /usr/bin/python3 /mnt/conf.py /mnt/c "$xns" "$xg"
 	grep -q conf-done "$tmp/out" && ok "python conformance script ran (--root / + --share)" ||
 		notok "conformance script $(show)"
 	conf_checks
 fi
+
+# --- capabilities of every ringvm thread while a guest uses the share (queue workers, io-wq) -------
+# A writable share keeps CHOWN, DAC_OVERRIDE, FOWNER, FSETID, SETGID, SETUID, SETFCAP: 0x800000db.
+VM_TIMEOUT=300 vm_bg --share "$S:/mnt" -- sh -c 'dd if=/dev/zero of=/mnt/capfile bs=64k count=64 2>/dev/null; cat /mnt/capfile >/dev/null; ls -R /mnt >/dev/null; echo CAPS-READY; sleep 60'
+if wait_output CAPS-READY; then
+	p=$(vmm_pid) wrong="" workers=0 tasks=0
+	for st in /proc/"$p"/task/*/status; do
+		[ -r "$st" ] || continue
+		tasks=$((tasks + 1))
+		name=$(awk '/^Name:/ { print $2 }' "$st")
+		case $name in vq*) workers=$((workers + 1)) ;; esac
+		eff=$(awk '/^CapEff:/ { print $2 }' "$st") bnd=$(awk '/^CapBnd:/ { print $2 }' "$st")
+		nnp=$(awk '/^NoNewPrivs:/ { print $2 }' "$st")
+		[ "$eff" = 00000000800000db ] && [ "$bnd" = 00000000800000db ] && [ "$nnp" = 1 ] ||
+			wrong="$wrong $name:$eff/$bnd/$nnp"
+	done
+	[ "$workers" -ge 2 ] && [ -z "$wrong" ] &&
+		ok "all $tasks ringvm threads ($workers queue workers) hold only the share's capabilities, no_new_privs" ||
+		notok "capabilities: $tasks threads, $workers workers, wrong:$wrong"
+else
+	notok "capabilities: the guest did not get ready $(show)"
+fi
+vm_kill TERM
+[ "$rc" = 143 ] && ok "SIGTERM ends ringvm while the guest uses the share (status 143)" ||
+	notok "SIGTERM with a share: status $rc $(show)"
 
 # --- rm -rf of a big directory: READDIR must continue its stream, not re-seek by entry count --------
 mkdir "$S/big"

@@ -1,7 +1,7 @@
 # lib.sh: what every integration script shares. Source it after `set -u`:
 #   . "$(dirname "$0")/lib.sh"; it_init NAME
 # Gives: $ringvm (env RINGVM, default build/ringvm), $tmp (a fresh directory under $TMPDIR, removed
-# on exit), ok/notok/check for TAP lines, vm (run ringvm with stdout/stderr in $tmp/out, $tmp/err
+# on exit), ok/notok/check/skip for TAP lines, vm (run ringvm with stdout/stderr in $tmp/out, $tmp/err
 # and the status in $rc, under an outer timeout), show (that run, for a failure message), vm_bg /
 # wait_output / vm_kill (a VM in the background, looked at while it runs), it_done.
 ringvm=${RINGVM:-build/ringvm}
@@ -29,6 +29,8 @@ it_cleanup() {
 
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+# skip NAME REASON: a check that cannot run here; counted as skipped, never as passed.
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 check() { # check NAME CMD...: ok when CMD succeeds, else the last run's output
 	local name=$1
 	shift

@@ -18,7 +18,8 @@ $(LAB_VMLINUX): $(LAB_KERNEL)/version guest/extract-vmlinux.sh
 	@$(if $(Q),echo "  UNXZ    $@")
 	$(Q)guest/extract-vmlinux.sh $(LAB_KERNEL)/vmlinuz $@ >/dev/null
 
-$(LAB_INITRAMFS): $(LAB_KERNEL)/version tests/lab/init tests/lab/mkinitramfs.sh guest/kmod-closure.sh
+$(LAB_INITRAMFS): $(LAB_KERNEL)/version tests/lab/init tests/lab/modprobe tests/lab/mkinitramfs.sh \
+		guest/kmod-closure.sh
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/lab/mkinitramfs.sh $(LAB_KERNEL) $@ >/dev/null
 

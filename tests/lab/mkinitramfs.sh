@@ -1,5 +1,6 @@
 #!/bin/sh
-# mkinitramfs.sh: build the lab's L1 initramfs (busybox, tests/lab/init, the KVM/9p/virtio modules).
+# mkinitramfs.sh: build the lab's L1 initramfs (busybox, tests/lab/init and modprobe, the KVM/9p/virtio
+# modules; the others load on demand from the lab kernel's tree, see tests/lab/modprobe).
 #
 #   tests/lab/mkinitramfs.sh KERNELDIR OUT
 #
@@ -25,7 +26,8 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/lib/modules"
 cp "$busybox" "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
-chmod 0755 "$stage/init" "$stage/bin/busybox"
+cp "$here/modprobe" "$stage/bin/lab-modprobe"
+chmod 0755 "$stage/init" "$stage/bin/busybox" "$stage/bin/lab-modprobe"
 
 "$repo/guest/kmod-closure.sh" "$moddir" kvm_amd kvm_intel 9pnet_virtio 9p overlay virtio_console \
 	virtio_pci >"$stage/lib/modules/order"

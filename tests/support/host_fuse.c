@@ -41,7 +41,7 @@ struct hf_script {
 /* Shared between the test (parent) and the server (child): MAP_SHARED, process-shared lock. */
 struct hf_shared {
 	pthread_mutex_t lock;
-	struct hf_script read, write;
+	struct hf_script read, write, fsync, fallocate;
 };
 
 struct host_fuse {
@@ -61,10 +61,21 @@ struct hf_server {
 
 static struct hf_script *hf_script_of(struct hf_shared *sh, uint32_t opcode)
 {
-	return opcode == FUSE_READ ? &sh->read : opcode == FUSE_WRITE ? &sh->write : NULL;
+	switch (opcode) {
+	case FUSE_READ:
+		return &sh->read;
+	case FUSE_WRITE:
+		return &sh->write;
+	case FUSE_FSYNC:
+		return &sh->fsync;
+	case FUSE_FALLOCATE:
+		return &sh->fallocate;
+	default:
+		return NULL;
+	}
 }
 
-/* The step for this READ/WRITE request (HF_PASS when the script ran out). */
+/* The step for this request of a scripted opcode (HF_PASS when the script ran out). */
 static struct hf_step hf_next_step(struct hf_shared *sh, uint32_t opcode)
 {
 	struct hf_script *sc = hf_script_of(sh, opcode);
@@ -94,6 +105,8 @@ static size_t hf_serve(struct hf_server *hs, struct fuse_req *r, const uint8_t *
 
 	if (st.kind == HF_ERROR)
 		return fs_reply_error(out, r->hdr.unique, st.err);
+	if (st.kind == HF_HANG)
+		return 0; /* no reply, ever */
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_READ && r->in.read.size > st.n)
 		r->in.read.size = st.n;
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_WRITE && r->in.write.size > st.n)

@@ -26,6 +26,7 @@ enum hf_step_kind {
 	HF_PASS,  /* serve the request as asked */
 	HF_SHORT, /* serve at most n bytes of it (a READ reply or a WRITE's effect and reply) */
 	HF_ERROR, /* answer err (negative errno) without touching the file */
+	HF_HANG,  /* never answer (nor its INTERRUPT): the caller waits until the mount goes away */
 };
 
 struct hf_step {
@@ -59,7 +60,8 @@ void hf_wait(struct host_fuse *hf);
 /* Unmount (lazily, so busy files do not block it), end the server process, free. NULL ok. */
 void hf_unmount(struct host_fuse *hf);
 
-/* Replace the script for `opcode` (FUSE_READ or FUSE_WRITE) with steps[0 .. n), n <= HF_MAX_STEPS. */
+/* Replace the script for `opcode` (FUSE_READ, FUSE_WRITE, FUSE_FSYNC or FUSE_FALLOCATE; the last
+   two take HF_PASS and HF_ERROR) with steps[0 .. n), n <= HF_MAX_STEPS. */
 void hf_script(struct host_fuse *hf, uint32_t opcode, const struct hf_step *steps, unsigned int n);
 
 /* Steps of opcode's script not consumed yet, and requests of opcode served since the last hf_script. */

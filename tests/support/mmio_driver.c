@@ -93,13 +93,14 @@ bool md_wait_used(struct mmio_driver *d, unsigned int q, uint32_t *id, uint32_t 
 	return false;
 }
 
-int64_t md_roundtrip(struct mmio_driver *d, unsigned int q, const void *req, uint32_t len,
-		     const uint32_t *rsplit, uint32_t wcap, const uint32_t *wsplit, void *out)
+uint16_t md_send(struct mmio_driver *d, unsigned int q, const void *req, uint32_t len,
+		 const uint32_t *rsplit, uint32_t wcap, const uint32_t *wsplit, uint64_t *wgpa_out)
 {
 	struct fake_buf bufs[16];
 	unsigned int n = 0, i;
-	uint32_t prev = 0, id, used;
+	uint32_t prev = 0;
 	uint64_t wgpa = 0;
+	uint16_t head;
 
 	for (i = 0; rsplit && rsplit[i] && n < 7; i++) {
 		bufs[n].gpa = md_alloc(d, rsplit[i] - prev);
@@ -125,8 +126,21 @@ int64_t md_roundtrip(struct mmio_driver *d, unsigned int q, const void *req, uin
 		}
 		bufs[n++] = (struct fake_buf){ wgpa + prev, wcap - prev, true };
 	}
-	fake_ring_publish(&d->rings[q], fake_ring_add_chain(&d->rings[q], bufs, n));
+	head = fake_ring_add_chain(&d->rings[q], bufs, n);
+	fake_ring_publish(&d->rings[q], head);
 	fake_vm_kick(d->vm, d->base + VIRTIO_MMIO_QUEUE_NOTIFY, q);
+	if (wgpa_out)
+		*wgpa_out = wgpa;
+	return head;
+}
+
+int64_t md_roundtrip(struct mmio_driver *d, unsigned int q, const void *req, uint32_t len,
+		     const uint32_t *rsplit, uint32_t wcap, const uint32_t *wsplit, void *out)
+{
+	uint32_t id, used;
+	uint64_t wgpa;
+
+	md_send(d, q, req, len, rsplit, wcap, wsplit, &wgpa);
 	if (!md_wait_used(d, q, &id, &used))
 		return -1;
 	if (wcap && out)

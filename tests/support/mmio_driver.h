@@ -44,6 +44,13 @@ void *md_host(struct mmio_driver *d, uint64_t gpa);
 bool md_wait_used(struct mmio_driver *d, unsigned int q, uint32_t *id, uint32_t *len);
 
 /*
+ * Send like md_roundtrip but do not wait: returns the chain's head (the id its used element will
+ * carry); *wgpa gets the guest address of the writable buffer (0 when wcap is 0).
+ */
+uint16_t md_send(struct mmio_driver *d, unsigned int q, const void *req, uint32_t len,
+		 const uint32_t *rsplit, uint32_t wcap, const uint32_t *wsplit, uint64_t *wgpa);
+
+/*
  * Send req[0 .. len) as readable descriptors split at the offsets in rsplit (0-terminated, may be
  * NULL), followed by wcap bytes of writable buffer split at wsplit, on queue q; kick; wait for its
  * completion. Returns the used length, or -1 on timeout; the writable bytes are copied to out.

@@ -16,6 +16,7 @@
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
 #include "devices/virtio/xfer.h"
+#include "tests/support/fs_guest.h"
 #include "tests/support/fuse_req.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"
@@ -101,24 +102,7 @@ static uint64_t fs_nodeid, fs_fh;
 
 static int fs_open_file(void)
 {
-	uint8_t req[256], rep[4096];
-	struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 131072,
-				     .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
-	struct fuse_open_in oin = { .flags = O_RDWR };
-	uint32_t len;
-
-	len = fuse_mkreq(req, FUSE_INIT, 0, &init, sizeof(init));
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -1;
-	len = fuse_mkreq(req, FUSE_LOOKUP, 1, "data", 5);
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -2;
-	fs_nodeid = ((const struct fuse_entry_out *)(rep + 16))->nodeid;
-	len = fuse_mkreq(req, FUSE_OPEN, fs_nodeid, &oin, sizeof(oin));
-	if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep))
-		return -3;
-	fs_fh = ((const struct fuse_open_out *)(rep + 16))->fh;
-	return 0;
+	return fsg_open_file(&drv, 1, "data", O_RDWR, &fs_nodeid, &fs_fh);
 }
 
 /*
