@@ -55,6 +55,7 @@ include guest/guest.mk
 include firmware/firmware.mk
 include tests/lab/lab.mk
 include tests/tests.mk
+include tests/posix/posix.mk
 
 LIB := $(B)/libringvm.a
 LIB_OBJS := $(addprefix $(B)/obj/,$(LIB_SRCS:.c=.o))

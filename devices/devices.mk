@@ -1,6 +1,6 @@
 # devices: virtio transport, rings, per-queue workers, and each device in its own folder.
 VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c \
-	devices/virtio/mmio.c devices/virtio/xfer.c
+	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
 
@@ -23,3 +23,4 @@ fuzz_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c vmm/guest_mem.c
 fuzz_blkreq_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	vmm/guest_mem.c devices/virtio/fuzz_ring.c devices/blk/fuzz_blkreq.c
 include devices/fs/fs.mk
+include devices/vhost_user/vhost_user.mk

@@ -16,7 +16,7 @@ GUEST_INITRD := $(GUEST_DIR)/initramfs.img
 # tmpfs over a read-only ringvm.root= share.
 GUEST_MODULES := virtio_mmio virtio_blk virtiofs fuse overlay
 # PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c).
-GUEST_INIT_SRCS := guest/init.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c
+GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c
 
 # The encoder is the VMM's, the decoder PID 1's: one implementation for both ends.
 LIB_SRCS += guest/cmdline.c
@@ -24,6 +24,8 @@ UNIT_TESTS += guest_cmdline
 test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
 FUZZERS += guest_cmdline
 fuzz_guest_cmdline_SRCS := guest/cmdline.c guest/fuzz_cmdline.c
+UNIT_TESTS += guest_drain
+test_guest_drain_SRCS := guest/drain.c guest/test_drain.c
 UNIT_TESTS += guest_mounts
 test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/test_mounts.c
 FUZZERS += guest_mounts
@@ -43,7 +45,7 @@ $(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
 	@$(if $(Q),echo "  UNZIP   $@")
 	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
 
-$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h | $(DEPS_STAMP)
+$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
 	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)

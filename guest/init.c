@@ -1,6 +1,7 @@
 /* init.c: ringvm's PID 1: mount, load modules, run the ringvm.cmd= command, hand its status to the VMM. */
 #define _GNU_SOURCE
 #include "guest/cmdline.h"
+#include "guest/drain.h"
 #include "guest/fs.h"
 #include "guest/protocol.h"
 #include "guest/say.h"
@@ -28,7 +29,6 @@
 #define INIT_MAX_ARGS (INIT_CMDLINE_MAX / 2 + 2)
 /* Status for "PID 1 could not even start the command" (malformed parameter, failed mount, no /proc). */
 #define INIT_STATUS_BAD_REQUEST 125
-#define INIT_DRAIN_TIMEOUT_MS 3000
 
 static char *init_env[] = {
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -148,6 +148,24 @@ static void init_load_modules(void)
 	}
 }
 
+/*
+ * PID 1 leads the console's session (the command gets its own process group in the foreground, see
+ * init_exec_child). Not the other way round: when a session leader exits, the kernel hangs up its
+ * controlling terminal, and a hangup discards what is still queued for the UART, the command's last
+ * lines. PID 1 outlives the command and drains that queue before it reports the status. SIGTTOU and
+ * SIGTTIN are ignored so that PID 1, in a background group of its own session, may still use the
+ * terminal (the kernel would otherwise retry such a call for ever: init cannot be stopped).
+ */
+static void init_console_session(int fd)
+{
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	if (getsid(0) != getpid() && setsid() < 0)
+		say("setsid: %s", strerror(errno));
+	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCSCTTY, 0) < 0)
+		say("cannot make /dev/console the controlling tty: %s", strerror(errno));
+}
+
 /* Console line discipline: raw for a command (its bytes reach the host unchanged), cooked for a shell. */
 static int __attribute__((warn_unused_result)) init_console_mode(int fd, bool raw)
 {
@@ -172,21 +190,36 @@ static int __attribute__((warn_unused_result)) init_console_mode(int fd, bool ra
 
 /*
  * Wait until the tty layer has handed every queued byte to the UART: the VMM stops the guest the
- * moment the status byte arrives, so anything still queued would be lost. Bounded, so a stuck UART
- * delays the exit but cannot hang it.
+ * moment the status byte arrives, so anything still queued would be lost. As long as bytes keep
+ * leaving, however slowly; a queue that stopped moving is given up on (guest/drain.h).
  */
 static void init_console_drain(int fd)
 {
-	const struct timespec tick = { 0, 1000000 };
+	const struct timespec tick = { 0, DRAIN_TICK_MS * 1000000L };
+	struct drain d;
+	enum drain_step step;
 
-	for (int ms = 0; ms < INIT_DRAIN_TIMEOUT_MS; ms++) {
+	drain_init(&d);
+	for (;;) {
 		int queued;
 
-		if (ioctl(fd, TIOCOUTQ, &queued) < 0 || queued <= 0)
-			return;
+		if (ioctl(fd, TIOCOUTQ, &queued) < 0)
+			queued = -1;
+		step = drain_sample(&d, queued);
+		if (step != DRAIN_WAIT)
+			break;
 		nanosleep(&tick, NULL);
 	}
-	say("console output still queued after %d ms", INIT_DRAIN_TIMEOUT_MS);
+	if (step == DRAIN_STUCK) {
+		/* Without blocking: this line would queue behind the bytes that do not move. */
+		int flags = fcntl(STDERR_FILENO, F_GETFL);
+
+		if (flags >= 0)
+			(void)fcntl(STDERR_FILENO, F_SETFL, flags | O_NONBLOCK);
+		say("console output stopped moving with %d bytes still queued; they are lost", d.low);
+		if (flags >= 0)
+			(void)fcntl(STDERR_FILENO, F_SETFL, flags);
+	}
 }
 
 /* Hand status to the VMM (guest/protocol.h); power off if nothing listens on the port. */
@@ -227,7 +260,10 @@ static void init_power_signals(void)
 
 static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
 
-/* In the child: a new session on the console, the fixed environment, then exec. Never returns. */
+/*
+ * In the child: its own process group, in the foreground of the console PID 1 holds (job control,
+ * /dev/tty and Ctrl-C reach the command, not PID 1), the fixed environment, then exec. Never returns.
+ */
 static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 {
 	sigset_t none;
@@ -238,21 +274,23 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setsid() < 0)
-		say("setsid: %s", strerror(errno));
-	/* Opening /dev/console never makes it the controlling tty; TIOCSCTTY does (job control, /dev/tty). */
+	if (setpgid(0, 0) < 0)
+		say("setpgid: %s", strerror(errno));
 	fd = open("/dev/console", O_RDWR);
 	if (fd < 0) {
 		say("cannot open /dev/console: %s", strerror(errno));
 	} else {
-		if (ioctl(fd, TIOCSCTTY, 0) < 0)
-			say("cannot make /dev/console the controlling tty: %s", strerror(errno));
+		/* Still ignoring SIGTTOU (PID 1's setting): a background group may take the terminal. */
+		if (isatty(fd) && tcsetpgrp(fd, getpid()) < 0)
+			say("cannot give the console to the command: %s", strerror(errno));
 		for (int i = 0; i <= STDERR_FILENO; i++)
 			if (fd != i && dup2(fd, i) < 0)
 				say("dup2: %s", strerror(errno));
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
+	signal(SIGTTOU, SIG_DFL);
+	signal(SIGTTIN, SIG_DFL);
 	/* ringvm.stdin=null: the host forwards no input, so give the command an EOF, not a silent tty. */
 	if (init_stdin_null) {
 		fd = open("/dev/null", O_RDONLY);
@@ -376,6 +414,7 @@ int main(void)
 		say("cannot open /dev/console: %s", strerror(errno));
 	else if ((err = init_console_mode(console, argc > 0)) < 0)
 		say("cannot set the console mode: %s", strerror(-err));
+	init_console_session(console);
 	if (argc > 0) {
 		say_info("running %s (%d args)", cmd_argv[0], argc);
 	} else {
@@ -389,6 +428,8 @@ int main(void)
 	}
 	if (child == 0)
 		init_exec_child(argc > 0 ? cmd_argv : shell_argv);
+	/* The child does the same: whichever runs first, the group exists before anyone relies on it. */
+	(void)setpgid(child, child);
 	status = init_wait_for(child);
 	say_info("%s exited with status %d", argc > 0 ? cmd_argv[0] : "the shell", status);
 	init_finish(status, console);

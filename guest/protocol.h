@@ -25,9 +25,12 @@
  *                            command there. Failure ends the run with status 125.
  *
  * PID 1 -> VMM, when the command has ended:
- *   sync(), then one byte, the exit status (128+N when killed by signal N), written with `outb` to
- *   I/O port RINGVM_EXIT_PORT (PID 1 calls ioperm() first). The VMM stops the guest at once and exits
- *   with that status. If the write is impossible (not under ringvm), PID 1 powers off instead.
+ *   PID 1 waits until the console's output queue is empty (as long as bytes keep leaving it:
+ *   guest/drain.h), sync(), then one byte, the exit status (128+N when killed by signal N), written
+ *   with `outb` to I/O port RINGVM_EXIT_PORT (PID 1 calls ioperm() first). The VMM stops the guest at
+ *   once and exits with that status: every byte the guest wrote to the UART before is already on the
+ *   VMM's output (it writes each one out before the vCPU resumes). If the write is impossible (not
+ *   under ringvm), PID 1 powers off instead.
  *
  * Console: /dev/console is the 8250 on COM1. For a command, PID 1 puts it in raw mode (no ONLCR, no
  * echo) so the command's bytes reach the host unchanged.

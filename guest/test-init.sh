@@ -91,10 +91,13 @@ run "$V ringvm.cmd=$(enc sh -c 'echo $PATH $HOME $TERM $(pwd)')"
 expect 0 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /root linux /" \
 	"the command gets PATH, HOME, TERM and cwd /"
 
-run "$V ringvm.cmd=$(enc sh -c 'set -- $(cat /proc/$$/stat); echo $1=$6')"
-pid_sid=$(cat "$work/console")
-[ "$status" = 0 ] && [ "${pid_sid%=*}" = "${pid_sid#*=}" ]
-check $? "the command leads its own session ($pid_sid)"
+# The command leads its own process group, in PID 1's session: PID 1 keeps the session (and the
+# console as its controlling tty) so that the command's exit does not hang the console up, which
+# would throw away the output still queued for the UART.
+run "$V ringvm.cmd=$(enc sh -c 'set -- $(cat /proc/$$/stat); echo $1 $5 $6')"
+set -- $(cat "$work/console")
+[ "$status" = 0 ] && [ "$#" = 3 ] && [ "$1" = "$2" ] && [ "$3" = 1 ]
+check $? "the command leads its own process group in PID 1's session (pid pgrp sid: $*)"
 
 run "$V ringvm.cmd=sh,-c,kill%20-9%20%24%24"
 expect 137 "" "a command killed by SIGKILL gives 128+9"
@@ -179,29 +182,34 @@ run "console=ttyS0 ringvm.mount=t,/mnt/x,ro ringvm.cmd=true"
 [ "$status" = "" ] && grep -q "^ringvm-init: cannot mount virtio-fs share 't' on /mnt/x: " "$work/log"
 check $? "a failed mount is reported even without ringvm.verbose=1"
 
-# run_tty CMDLINE INPUT: like run, but the console is a pty (from script(1)) that INPUT and a newline
-# are typed into after a second; the console and PID 1's messages both land in $work/log, carriage returns kept.
+# run_tty CMDLINE EXPECT INPUT: like run, but the console is a pty (tests/pty-drive runs script(1));
+# INPUT is typed once PID 1 has printed EXPECT (it sets the console mode before it says what it
+# runs), never after a guessed delay. The console and PID 1's messages both land in $work/log,
+# carriage returns kept; $drive_err says why the session did not run to its end, if it did not.
+pty_drive=$(cd "$(dirname "$0")/../tests" && pwd)/pty-drive
 run_tty() {
 	printf '%s\n' "$1" >"$work/cmdline"
-	(cd "$work" && { sleep 1; printf '%s\n' "$2"; sleep 2; } |
-		timeout 20 script -qec 'unshare -Urpmnf --kill-child sh -c "
+	drive_err=$(cd "$work" && "$pty_drive" --timeout 120 "$work/log" 'unshare -Urpmnf --kill-child sh -c "
 			mount -t proc proc root/proc &&
 			mount --bind cmdline root/proc/cmdline &&
 			mount --bind \$(tty) root/dev/console &&
 			mount --bind /dev/null root/dev/null &&
-			exec chroot root /init"' /dev/null >"$work/log" 2>&1)
+			exec chroot root /init"' "$2" "$3" 2>&1 >/dev/null)
 	: >"$work/console"
+	[ -z "$drive_err" ] || echo "$drive_err" >>"$work/log"
 	status=$(tr -d '\r' <"$work/log" | sed -n 's/^ringvm-init: status \([0-9]*\): .*/\1/p')
 }
 cr=$(printf '\r')
+nl='
+'
 
-run_tty "$V ringvm.cmd=$(enc sh -c 'read l; printf "got:%s\n" "$l"; printf "x\ny\n"')" "abc"
-[ "$status" = 0 ] && grep -q '^got:abc$' "$work/log" && grep -q '^x$' "$work/log" &&
+run_tty "$V ringvm.cmd=$(enc sh -c 'read l; printf "got:%s\n" "$l"; printf "x\ny\n"')" "running sh" "abc$nl"
+[ -z "$drive_err" ] && [ "$status" = 0 ] && grep -q '^got:abc$' "$work/log" && grep -q '^x$' "$work/log" &&
 	! grep -q '^abc' "$work/log"
 check $? "a command's console is raw: no echo, no CR added to its newlines"
 
-run_tty "$V" "$(printf 'echo hello $((6*7))\nexit 4')"
-[ "$status" = 4 ] && grep -q "^hello 42$cr\$" "$work/log" && grep -q 'echo hello \$((6\*7))' "$work/log"
+run_tty "$V" "interactive shell" "echo hello \$((6*7))${nl}exit 4$nl"
+[ -z "$drive_err" ] && [ "$status" = 4 ] && grep -q "^hello 42$cr\$" "$work/log" && grep -q 'echo hello \$((6\*7))' "$work/log"
 check $? "without ringvm.cmd= a shell runs on a cooked console (echo, CRLF) and its status 4 comes back"
 
 echo "1..$n"

@@ -17,6 +17,9 @@ test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
+# The terminal driver of the interactive tests, on its own (no VM).
+HOST_TESTS += tests/test-pty-drive.sh
+
 include tests/bench/bench.mk
 
 # libFuzzer targets: FUZZERS += name, fuzz_name_SRCS := sources (one defines LLVMFuzzerTestOneInput).

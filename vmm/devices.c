@@ -144,7 +144,7 @@ void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *
 
 int ringvm_devices_start(struct ringvm_devices *d)
 {
-	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/mmio.c). */
+	/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/core.c). */
 	(void)d;
 	return 0;
 }

@@ -60,10 +60,19 @@ int gm_init_from(struct guest_mem *gm, const struct gm_region *regions, unsigned
 	if (nr == 0 || nr > GM_MAX_REGIONS)
 		return -EINVAL;
 	for (unsigned int i = 0; i < nr; i++) {
-		if (regions[i].size == 0 || regions[i].gpa + regions[i].size < regions[i].gpa)
+		const struct gm_region *r = &regions[i];
+		if (r->size == 0 || r->gpa + r->size < r->gpa || r->uva + r->size < r->uva)
 			return -EINVAL;
-		gm->regions[i] = regions[i];
-		gm->ram_size += regions[i].size;
+		for (unsigned int j = 0; j < i; j++) {
+			const struct gm_region *o = &regions[j];
+			/* [a, a+n) and [b, b+m) overlap when a < b+m and b < a+n (no sum wraps). */
+			if (r->gpa < o->gpa + o->size && o->gpa < r->gpa + r->size)
+				return -EINVAL;
+			if (r->uva && o->uva && r->uva < o->uva + o->size && o->uva < r->uva + r->size)
+				return -EINVAL;
+		}
+		gm->regions[i] = *r;
+		gm->ram_size += r->size;
 	}
 	gm->nr_regions = nr;
 	return 0;
@@ -92,6 +101,21 @@ void *gm_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 		return r->host + off;
 	}
 	return NULL;
+}
+
+int gm_uva_to_gpa(const struct guest_mem *gm, uint64_t uva, uint64_t len, uint64_t *gpa)
+{
+	for (unsigned int i = 0; i < gm->nr_regions; i++) {
+		const struct gm_region *r = &gm->regions[i];
+		if (!r->uva || uva < r->uva)
+			continue;
+		uint64_t off = uva - r->uva;
+		if (off >= r->size || len > r->size - off)
+			continue;
+		*gpa = r->gpa + off; /* off < size and gpa + size does not wrap (gm_init_from) */
+		return 0;
+	}
+	return -EFAULT;
 }
 
 int gm_read(const struct guest_mem *gm, uint64_t gpa, void *dst, uint64_t len)

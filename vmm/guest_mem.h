@@ -6,13 +6,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GM_MAX_REGIONS 4
+/* Regions: 2 for ringvm's own RAM (below and above the MMIO hole); a vhost-user front-end may send
+   up to 8 (devices/vhost_user/vu_msg.h VU_MAX_MEM_REGIONS). */
+#define GM_MAX_REGIONS 8
 
 struct gm_region {
 	uint64_t gpa;  /* first guest-physical address */
 	uint64_t size; /* bytes */
 	uint8_t *host; /* host mapping of gpa */
 	uint64_t offset; /* offset of this region in the backing memfd */
+	uint64_t uva;  /* vhost-user: where the front-end maps gpa in its own address space (ring
+			  addresses arrive as such); 0 for memory ringvm owns */
 };
 
 /*
@@ -32,7 +36,12 @@ struct guest_mem {
  */
 __attribute__((warn_unused_result)) int gm_create(struct guest_mem *gm, uint64_t ram_size);
 
-/* Build guest memory over caller-owned host buffers (unit tests, fuzzers). regions[] are copied. */
+/*
+ * Build guest memory over caller-owned host buffers or mappings (unit tests, fuzzers, a vhost-user
+ * front-end's memory table). regions[] are copied. -EINVAL for no region or too many, an empty or
+ * wrapping region, or two regions overlapping in guest-physical space (or, when they have user
+ * addresses, in the front-end's address space): every address must have one meaning.
+ */
 __attribute__((warn_unused_result)) int gm_init_from(struct guest_mem *gm,
 						     const struct gm_region *regions,
 						     unsigned int nr);
@@ -45,6 +54,14 @@ void gm_destroy(struct guest_mem *gm);
  * if gpa is inside a region). Every access to guest memory in ringvm goes through this function.
  */
 void *gm_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+
+/*
+ * vhost-user: the guest-physical address of the front-end's user address range [uva, uva + len), which
+ * must lie inside one region's user range (checked as in gm_ptr: no sum can wrap). 0 and *gpa, or
+ * -EFAULT. Only for memory built with user addresses; the result still goes through gm_ptr().
+ */
+__attribute__((warn_unused_result)) int gm_uva_to_gpa(const struct guest_mem *gm, uint64_t uva,
+						       uint64_t len, uint64_t *gpa);
 
 /* Copy helpers over gm_ptr(): 0 or -EFAULT. */
 __attribute__((warn_unused_result)) int gm_read(const struct guest_mem *gm, uint64_t gpa, void *dst,

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/cli.h"
 #include "vmm/cli_parse.h"
 #include "vmm/cli_tree.h"
 #include "vmm/ringvm.h"
@@ -21,11 +22,13 @@ static void usage_main(FILE *f)
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
 		"       ringvm kconfig [--apply TREE]\n"
+		"       ringvm serve fs|blk --socket PATH [OPTIONS]\n"
 		"       ringvm --help | --version\n"
 		"\n"
 		"ringvm boots a Linux guest on KVM, runs COMMAND in it and exits with its status.\n"
 		"Without COMMAND it gives an interactive shell on the guest's serial console.\n"
-		"`ringvm run --help` lists the options.\n");
+		"`ringvm serve` serves ringvm's virtio-fs or virtio-blk to another VMM over vhost-user.\n"
+		"`ringvm run --help` and `ringvm serve --help` list the options.\n");
 }
 
 static void usage_run(FILE *f)
@@ -48,9 +51,10 @@ static void usage_run(FILE *f)
 		"                        [,id=STRING]; repeat for /dev/vdb, /dev/vdc, ...\n"
 		"  -s, --share SPEC      a host directory over virtio-fs: HOSTDIR:GUESTDIR[,readonly]\n"
 		"                        [,cache=auto|always|never][,tag=NAME][,queues=N][,dev][,suid]\n"
-		"                        [,xattr=user|none|security|all]; repeatable. dev: allow device\n"
-		"                        nodes; suid: keep setuid/setgid bits; xattr: namespaces passed\n"
-		"                        (default user: user.* and POSIX ACLs)\n"
+		"                        [,xattr=user|none|security|all][,allow_direct_io]; repeatable.\n"
+		"                        dev: allow device nodes; suid: keep setuid/setgid bits; xattr:\n"
+		"                        namespaces passed (default user: user.* and POSIX ACLs);\n"
+		"                        allow_direct_io: the guest's O_DIRECT is O_DIRECT on the host\n"
 		"  -r, --root HOSTDIR[,rw]  boot with HOSTDIR as the guest's root over virtio-fs,\n"
 		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
 		"      --fs-limits fds=N,dir_buffers=N  what all shares together may hold on the\n"
@@ -69,8 +73,7 @@ static void usage_run(FILE *f)
 		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -280,5 +283,7 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "kconfig"))
 		return cli_kconfig(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);
 }

@@ -468,7 +468,8 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ret = gdb_stub_start(r->gdb);
 	/* From here on the VMM only serves the guest: lock the set of system calls down. */
 	if (!ret && r->cfg.seccomp &&
-	    (ret = seccomp_install_gdb(seccomp_mode_from_env(), r->gdb != NULL)) != 0)
+	    (ret = seccomp_install_role(seccomp_mode_from_env(),
+					      r->gdb ? SECCOMP_ROLE_VM_GDB : SECCOMP_ROLE_VM)) != 0)
 		ret = ret < 0 ? ret : -EPERM;
 	if (!ret)
 		ret = vcpus_start(&r->vm);

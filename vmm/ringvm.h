@@ -83,4 +83,49 @@ void ringvm_destroy(struct ringvm *vm);
 /* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH or _ERROR. */
 int ringvm_exit_code(const struct ringvm_result *res);
 
+/*
+ * ringvm serve: one of ringvm's devices served over vhost-user to another VMM (QEMU, Cloud
+ * Hypervisor, a benchmark driver) instead of booting a guest: a drop-in for virtiofsd and
+ * qemu-storage-daemon's vhost-user-blk export. One front-end at a time; when it disconnects the
+ * device is reset and the next connection is accepted (devices/vhost_user/vu_backend.h).
+ */
+enum ringvm_serve_device {
+	RINGVM_SERVE_FS,  /* virtio-fs over shared_dir */
+	RINGVM_SERVE_BLK, /* virtio-blk over disk */
+};
+
+struct ringvm_serve_config {
+	enum ringvm_serve_device device;
+	const char *socket;	/* Unix socket path to create and listen on (a stale socket there
+				   is replaced, any other file refused) */
+	int listen_fd;		/* instead of socket: an already listening socket (libvirt's --fd);
+				   -1: none */
+	/* virtio-fs */
+	const char *shared_dir; /* required for RINGVM_SERVE_FS */
+	unsigned int queues;	/* request queues 1..16 (default 1) */
+	const char *cache;	/* "auto" (default), "always" or "never" */
+	bool readonly;
+	bool allow_direct_io;	/* a front-end's O_DIRECT opens are O_DIRECT on the host (default
+				   off: dropped, the host page cache serves; virtiofsd's option) */
+	/* virtio-blk: a --disk spec, PATH[,readonly][,direct=on|off][,queues=N][,id=S][,poll_us=N] */
+	const char *disk;
+	bool seccomp;	     /* confine the process once listening (default true; vmm/seccomp.c) */
+	bool drop_privileges; /* keep only the capabilities the share needs, no_new_privs (default
+				 true; vmm/privilege.h), before the first thread */
+	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP end the server (the CLI sets this) */
+	int stop_fd;	     /* without handle_signals: readable -> the server ends; -1: never */
+};
+
+/* Defaults: no device chosen (fs), 1 queue, cache auto, seccomp on, capabilities dropped, no
+   signals, no stop_fd. */
+void ringvm_serve_config_init(struct ringvm_serve_config *cfg);
+
+/*
+ * Create the device, listen, confine, then serve front-ends one after another until stopped (a
+ * handled signal, or stop_fd). Returns 0 when stopped, or -errno with a one-line reason in err
+ * (no newline) when it could not start. The socket path is removed at the end.
+ */
+__attribute__((warn_unused_result)) int ringvm_serve(const struct ringvm_serve_config *cfg, char *err,
+						     size_t errlen);
+
 #endif

@@ -1,10 +1,11 @@
-/* seccomp.c: one allow-list for the running VMM: vCPUs, queue workers, the console and the main thread. */
+/* seccomp.c: the allow-lists of a running ringvm: the VMM (vCPUs, workers, console) and the vhost-user server. */
 #define _GNU_SOURCE
 #include "vmm/seccomp.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,20 @@ static const int allowed[] = {
 	SCMP_SYS(listxattr), SCMP_SYS(removexattr), SCMP_SYS(lgetxattr), SCMP_SYS(lsetxattr),
 	SCMP_SYS(llistxattr), SCMP_SYS(lremovexattr),
 	/* virtio-fs credentials: act as the guest caller, per thread. */
-	SCMP_SYS(setfsuid), SCMP_SYS(setfsgid), SCMP_SYS(setgroups), SCMP_SYS(umask),
+	SCMP_SYS(setfsuid), SCMP_SYS(setfsgid), SCMP_SYS(setgroups), SCMP_SYS(umask), SCMP_SYS(capget),
+	SCMP_SYS(capset),
 	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
 	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
+};
+
+/*
+ * ringvm serve only, on top of the list above (the vhost-user connection thread): one front-end at a
+ * time on an already listening socket.
+ */
+static const int allowed_serve[] = {
+	SCMP_SYS(accept4),  /* the next front-end, after the previous one disconnected */
+	SCMP_SYS(recvmsg),  /* a message and its SCM_RIGHTS fds (memory regions, eventfds) */
+	SCMP_SYS(sendmsg),  /* replies */
 };
 
 /* ioctl: only the KVM calls of a running VM and the terminal calls of the console. */
@@ -100,10 +112,10 @@ enum seccomp_mode seccomp_mode_from_env(void)
 
 int seccomp_install(enum seccomp_mode mode)
 {
-	return seccomp_install_gdb(mode, false);
+	return seccomp_install_role(mode, SECCOMP_ROLE_VM);
 }
 
-int seccomp_install_gdb(enum seccomp_mode mode, bool gdb)
+int seccomp_install_role(enum seccomp_mode mode, enum seccomp_role role)
 {
 	if (mode == SECCOMP_MODE_OFF)
 		return 0;
@@ -122,8 +134,15 @@ int seccomp_install_gdb(enum seccomp_mode mode, bool gdb)
 	if (!ret)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
 				       SCMP_A0(SCMP_CMP_EQ, CLONE_FS));
-	/* Masked: the request is a 32-bit number, however the caller widened it. */
-	for (size_t i = 0; i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]) && !ret; i++)
+	for (size_t i = 0; role == SECCOMP_ROLE_SERVE &&
+			   i < sizeof(allowed_serve) / sizeof(allowed_serve[0]) && !ret; i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_serve[i], 0);
+	/* Masked: the request is a 32-bit number, however the caller widened it. The serve role
+	   has no VM and no console: no ioctl at all. */
+	bool vm = role == SECCOMP_ROLE_VM || role == SECCOMP_ROLE_VM_GDB;
+	bool gdb = role == SECCOMP_ROLE_VM_GDB;
+	for (size_t i = 0; vm &&
+			   i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]) && !ret; i++)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, allowed_ioctls[i]));
 	for (size_t i = 0; gdb && i < sizeof(allowed_gdb) / sizeof(allowed_gdb[0]) && !ret; i++)

@@ -187,7 +187,7 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 	case BLK_ACT_NO_STATUS:
 		/* Nowhere to put a status: give the buffers back and ask for a reset (blk_req.h). */
 		vq_worker_done(w, vreq, 0);
-		vq_worker_fail(w);
+		vq_worker_fail_why(w, "a request with no writable status byte (virtio 1.x 5.2.6.1)");
 		return VQ_REQ_PENDING;
 	case BLK_ACT_STATUS:
 		blk_finish(w, vreq, io->req.status);

@@ -9,6 +9,12 @@
 
 #include "devices/fs/fs_ops.h"
 
+/* The SETATTR bits that name an attribute to change (FATTR_FH, FATTR_LOCKOWNER and
+   FATTR_KILL_SUIDGID only qualify a change). */
+#define FS_SETATTR_ANY                                                                             \
+	(FATTR_MODE | FATTR_UID | FATTR_GID | FATTR_SIZE | FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | \
+	 FATTR_MTIME_NOW | FATTR_CTIME)
+
 static int fs_attr_reply(struct fs_server *s, const struct stat *st, struct fs_out *o)
 {
 	struct fuse_attr_out ao = { 0 };
@@ -75,6 +81,19 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		fd = h->fd;
 	}
 	fs_fdname(&n, ino->fd);
+	if (!(in->valid & FS_SETATTR_ANY)) {
+		/* No attribute at all: the guest's chown(-1, -1) (ATTR_CTIME and the setuid/setgid
+		   kill, which FUSE_HANDLE_KILLPRIV_V2 leaves to us), or its file_remove_privs() before
+		   a write. Both mean what the host's own chown(-1, -1) does: kill setuid (and setgid
+		   with group execute, or when the caller is outside the group), touch ctime. */
+		if (fchownat(ino->fd, "", (uid_t)-1, (gid_t)-1, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			err = -errno;
+			goto out;
+		}
+		err = fs_kill_sgid_of_stranger(s, ino->fd, r->hdr.uid, r->hdr.gid);
+		if (err)
+			goto out;
+	}
 	if (in->valid & FATTR_MODE) {
 		mode_t mode = fs_policy_mode(s, ino->type, in->mode);
 
@@ -115,6 +134,8 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 		}
 		if (in->valid & FATTR_KILL_SUIDGID) {
 			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd);
+			if (!err)
+				err = fs_kill_sgid_of_stranger(s, ino->fd, r->hdr.uid, r->hdr.gid);
 			if (err)
 				goto out;
 		}
@@ -140,25 +161,22 @@ out:
 
 int fs_op_readlink(struct fsi_inode *ino, struct fs_out *o)
 {
-	char *p;
+	/* A Linux target is at most PATH_MAX - 1 bytes: read into PATH_MAX, and a full buffer
+	   cannot be mistaken for a cut one, even when the target fills the guest's exactly. */
+	char target[PATH_MAX];
 	ssize_t n;
-	size_t room = o->cap - o->len;
 
 	if (ino->type != S_IFLNK)
 		return -EINVAL;
-	/* Linux offers a page less one byte (fuse_readlink_page), which is less than PATH_MAX. */
-	if (room > PATH_MAX)
-		room = PATH_MAX;
-	p = fs_out_reserve(o, room);
-	if (!p || room == 0)
-		return -EIO;
-	n = readlinkat(ino->fd, "", p, room);
+	n = readlinkat(ino->fd, "", target, sizeof(target));
 	if (n < 0)
 		return -errno;
-	if ((size_t)n == room)
-		return -ENAMETOOLONG; /* the target may have been cut short: never send half a path */
-	o->len -= room - (size_t)n; /* the reply is the target without its NUL */
-	return 0;
+	if ((size_t)n == sizeof(target))
+		return -ENAMETOOLONG; /* not a Linux target: never send half a path */
+	/* Linux offers a page less one byte (fuse_readlink_page): a 4095-byte target fits. */
+	if ((size_t)n > o->cap - o->len)
+		return -ENAMETOOLONG;
+	return fs_out_put(o, target, (size_t)n); /* the reply is the target without its NUL */
 }
 
 int fs_op_statfs(struct fsi_inode *ino, struct fs_out *o)

@@ -239,6 +239,21 @@ int fs_clear_nonblock(int fd)
 	return 0;
 }
 
+int fs_kill_sgid_of_stranger(struct fs_server *s, int fd, uint32_t uid, uint32_t gid)
+{
+	struct fs_fdname n;
+	struct stat st;
+
+	if (uid == 0)
+		return 0;
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISGID | S_IXGRP)) != S_ISGID || st.st_gid == gid)
+		return 0;
+	fs_fdname(&n, fd);
+	return fchmodat(s->proc_fd, n.s, st.st_mode & 07777 & ~(mode_t)S_ISGID, 0) < 0 ? -errno : 0;
+}
+
 int fs_kill_priv(int fd)
 {
 	struct stat st;

@@ -84,6 +84,8 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 		c->dev = true;
 	} else if (n == 4 && !memcmp(opt, "suid", 4)) {
 		c->suid = true;
+	} else if (n == 15 && !memcmp(opt, "allow_direct_io", 15)) {
+		c->allow_direct_io = true;
 	} else if (n > 6 && !memcmp(opt, "xattr=", 6)) {
 		static const struct {
 			const char *name;
@@ -114,7 +116,7 @@ static int fs_option(struct fs_config *c, const char *opt, size_t n, bool *tag_s
 			goto bad_queues;
 		c->queues = (unsigned int)q;
 	} else {
-		*err = "unknown option (readonly, cache=, tag=, queues=, dev, suid, xattr=)";
+		*err = "unknown option (readonly, cache=, tag=, queues=, dev, suid, xattr=, allow_direct_io)";
 		return -EINVAL;
 	}
 	return 0;

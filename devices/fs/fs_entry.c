@@ -43,6 +43,24 @@ static int fs_entry_reply(struct fs_server *s, struct fsi_inode *dir, const char
 	return err;
 }
 
+/*
+ * The creating call's umask. With FUSE_DONT_MASK (agreed with FUSE_POSIX_ACL) the guest leaves the
+ * caller's umask to us, because a parent's default ACL replaces it: the host kernel makes that
+ * choice when our umask is the caller's for the call. Otherwise the guest already applied it and
+ * ours stays 0. Per thread: the workers' fs struct is their own (fs_thread_prepare).
+ */
+static void fs_umask_enter(const struct fs_server *s, uint32_t caller_umask)
+{
+	if (fs_has_flag(s, FUSE_DONT_MASK))
+		umask((mode_t)(caller_umask & 0777));
+}
+
+static void fs_umask_leave(const struct fs_server *s)
+{
+	if (fs_has_flag(s, FUSE_DONT_MASK))
+		umask(0);
+}
+
 /* The kernel's new_decode_dev() of fuse_mknod_in.rdev. */
 static dev_t fs_decode_dev(uint32_t dev)
 {
@@ -75,8 +93,11 @@ int fs_op_mknod(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 	if ((S_ISCHR(mode) || S_ISBLK(mode)) && !s->allow_dev)
 		return -EPERM;
 	mode = (mode & S_IFMT) | fs_policy_mode(s, mode & S_IFMT, mode);
-	if (mknodat(dir->fd, r->name, mode, fs_decode_dev(r->in.mknod.rdev)) < 0)
-		return -errno;
+	fs_umask_enter(s, r->in.mknod.umask);
+	err = mknodat(dir->fd, r->name, mode, fs_decode_dev(r->in.mknod.rdev)) < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	return fs_entry_reply(s, dir, r->name, o);
 }
 
@@ -87,8 +108,11 @@ int fs_op_mkdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode 
 
 	if (err)
 		return err;
-	if (mkdirat(dir->fd, r->name, fs_policy_mode(s, S_IFDIR, r->in.mkdir.mode)) < 0)
-		return -errno;
+	fs_umask_enter(s, r->in.mkdir.umask);
+	err = mkdirat(dir->fd, r->name, fs_policy_mode(s, S_IFDIR, r->in.mkdir.mode)) < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
 	return fs_entry_reply(s, dir, r->name, o);
 }
 
@@ -166,8 +190,9 @@ int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	err = fs_check_entry_name(r->name2);
 	if (err)
 		return err;
-	/* RENAME_WHITEOUT would create a device node (overlayfs' business), not the guest's. */
-	if (flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	/* RENAME_WHITEOUT leaves a 0:0 character device (overlayfs' whiteout, allowed to anyone
+	   since Linux 5.8) at the old name: a device node we never open, like any other. */
+	if (flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
 	newdir = fsi_get(&s->inodes, r->in.rename2.newdir);
 	if (!newdir)
@@ -224,11 +249,33 @@ static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const 
 	return err ? err : fd;
 }
 
+/* The reply of CREATE and TMPFILE: the new inode's entry, then the open handle on fd (consumed). */
+static int fs_open_reply(struct fs_server *s, int fd, const struct fuse_entry_out *eo,
+			 struct fs_out *o)
+{
+	struct fuse_open_out oo = { 0 };
+	int err = fsh_add(&s->handles, fd, false, &oo.fh);
+
+	if (err) {
+		fsi_forget(&s->inodes, eo->nodeid, 1);
+		return err;
+	}
+	oo.open_flags = fs_open_flags(s);
+	err = fs_out_put(o, eo, sizeof(*eo));
+	if (!err)
+		err = fs_out_put(o, &oo, sizeof(oo));
+	if (err) {
+		if (fsh_release(&s->handles, oo.fh, false))
+			err = -EIO;
+		fsi_forget(&s->inodes, eo->nodeid, 1);
+	}
+	return err;
+}
+
 int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
 		 struct fs_out *o)
 {
 	const struct fuse_create_in *in = &r->in.create;
-	struct fuse_open_out oo = { 0 };
 	struct fuse_entry_out eo;
 	struct open_how how = { 0 };
 	int fd, flags, err = fs_entry_prep(s, dir, r->name);
@@ -241,17 +288,18 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	 * only then, unless the guest asked O_EXCL itself, the existing name (fs_create_existing).
 	 * O_NONBLOCK keeps a lease from blocking the open; O_NOCTTY always.
 	 */
-	flags = (int)(in->flags & ~(uint32_t)(O_CREAT | O_EXCL | O_DIRECT | O_PATH | O_TMPFILE |
-					      O_DIRECTORY)) |
-		O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
+	flags = fs_open_host_flags(s, in->flags) | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	how.flags = (uint64_t)(unsigned int)flags | O_CREAT | O_EXCL | O_CLOEXEC;
 	how.mode = fs_policy_mode(s, S_IFREG, in->mode);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fs_umask_enter(s, in->umask);
 	fd = (int)syscall(SYS_openat2, dir->fd, r->name, &how, sizeof(how));
-	if (fd < 0 && errno == EEXIST && !(in->flags & O_EXCL))
+	err = fd < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err == -EEXIST && !(in->flags & O_EXCL))
 		fd = fs_create_existing(s, dir, r->name, flags, in->open_flags);
-	else if (fd < 0)
-		fd = -errno;
+	else if (err)
+		return err;
 	if (fd < 0)
 		return fd;
 	err = fs_clear_nonblock(fd);
@@ -261,19 +309,53 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		close(fd);
 		return err;
 	}
-	err = fsh_add(&s->handles, fd, false, &oo.fh);
-	if (err) {
-		fsi_forget(&s->inodes, eo.nodeid, 1);
+	return fs_open_reply(s, fd, &eo, o);
+}
+
+int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
+		  struct fs_out *o)
+{
+	const struct fuse_create_in *in = &r->in.create;
+	struct fuse_entry_out eo;
+	struct fsi_inode *ino;
+	struct fs_fdname n;
+	struct stat st;
+	int fd, path_fd, err;
+
+	if (s->readonly)
+		return -EROFS;
+	if (dir->type != S_IFDIR)
+		return -ENOTDIR;
+	/* An unnamed file in that very directory (O_TMPFILE takes it as the path, "." of its fd);
+	   O_EXCL, if the guest asked, keeps it from ever being linked. */
+	fs_umask_enter(s, in->umask);
+	fd = openat(dir->fd, ".", ((int)in->flags & (O_ACCMODE | O_EXCL | O_APPEND | O_SYNC | O_DSYNC |
+						      O_NOATIME)) | O_TMPFILE | O_CLOEXEC,
+		    fs_policy_mode(s, S_IFREG, in->mode));
+	err = fd < 0 ? -errno : 0;
+	fs_umask_leave(s);
+	if (err)
+		return err;
+	/* Its nodeid holds an O_PATH fd like any inode's, reached through the open one. */
+	fs_fdname(&n, fd);
+	path_fd = openat(s->proc_fd, n.s, O_PATH | O_CLOEXEC);
+	if (path_fd < 0 || fstat(path_fd, &st) < 0) {
+		err = -errno;
+		if (path_fd >= 0)
+			close(path_fd);
+		close(fd);
 		return err;
 	}
-	oo.open_flags = fs_open_flags(s);
-	err = fs_out_put(o, &eo, sizeof(eo));
-	if (!err)
-		err = fs_out_put(o, &oo, sizeof(oo));
+	err = fsi_learn(&s->inodes, path_fd, &st, &ino);
 	if (err) {
-		if (fsh_release(&s->handles, oo.fh, false))
-			err = -EIO;
-		fsi_forget(&s->inodes, eo.nodeid, 1);
+		close(fd);
+		return err;
 	}
-	return err;
+	memset(&eo, 0, sizeof(eo));
+	eo.nodeid = ino->nodeid;
+	fs_entry_timeout(s, &eo.entry_valid, &eo.entry_valid_nsec);
+	fs_entry_timeout(s, &eo.attr_valid, &eo.attr_valid_nsec);
+	fs_fill_attr(&st, &eo.attr);
+	fsi_put(&s->inodes, ino);
+	return fs_open_reply(s, fd, &eo, o);
 }

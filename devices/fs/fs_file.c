@@ -7,14 +7,10 @@
 #include "devices/fs/fs_ops.h"
 #include "devices/virtio/xfer.h"
 
-/* Flags the guest may not pass to the host's open: creation is CREATE's job, O_DIRECT is a guest
-   page-cache matter (cache=never gives direct I/O), O_PATH/O_TMPFILE are not file opens. */
-#define FS_OPEN_DROP (O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_PATH | O_TMPFILE | O_DIRECTORY)
-
 int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 	       struct fs_out *o)
 {
-	int flags = (int)r->in.open.flags & ~FS_OPEN_DROP;
+	int flags = fs_open_host_flags(s, r->in.open.flags);
 	struct fuse_open_out oo = { 0 };
 	int fd, err;
 
@@ -183,6 +179,9 @@ int fs_io_begin(struct fs_server *s, const struct fuse_req *r, struct fsh_handle
 		err = fs_creds_enter(s, 0, 0);
 		if (!err)
 			err = fs_kill_priv(h->fd);
+		/* fs_kill_priv() leaves setgid without group execute alone; a stranger's write kills it. */
+		if (!err)
+			err = fs_kill_sgid_of_stranger(s, h->fd, r->hdr.uid, r->hdr.gid);
 		if (err) {
 			fsh_put(&s->handles, h);
 			return err;

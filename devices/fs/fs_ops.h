@@ -2,6 +2,7 @@
 #ifndef RINGVM_FS_OPS_H
 #define RINGVM_FS_OPS_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -133,6 +134,17 @@ static inline mode_t fs_policy_mode(const struct fs_server *s, mode_t type, mode
 __attribute__((warn_unused_result)) int fs_kill_priv(int fd);
 
 /*
+ * The setgid kill that fs_kill_priv() and a capable chown leave out: setgid without group execute,
+ * which Linux (since 6.2, and in 6.1.y) also kills when the caller (uid, gid: the request's) is
+ * outside the file's group and lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a
+ * member through a supplementary group loses the bit as well: the safe way to err (a setgid file
+ * others may run must not keep it after a stranger's change). A root caller keeps it. fd: any fd on
+ * the inode (O_PATH too); only a regular file is changed.
+ */
+__attribute__((warn_unused_result)) int fs_kill_sgid_of_stranger(struct fs_server *s, int fd,
+								 uint32_t uid, uint32_t gid);
+
+/*
  * FOPEN_* for an open file by cache mode: never = direct I/O (no guest page cache); auto and always
  * keep the page cache across opens (auto relies on FUSE_AUTO_INVAL_DATA to drop it when the host
  * file's mtime or size changed).
@@ -163,6 +175,7 @@ int fs_op_unlink(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 int fs_op_rmdir(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
+int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir, struct fs_out *o);
 
 int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_release(struct fs_server *s, const struct fuse_req *r, struct fs_out *o);
@@ -184,6 +197,21 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_setxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
 int fs_op_removexattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino, struct fs_out *o);
+
+/*
+ * The flags of a guest OPEN/CREATE that the host open may carry: never creation (CREATE's job, done
+ * its own way), O_PATH, O_TMPFILE, O_DIRECTORY or O_NOCTTY; O_DIRECT only where the share allows it
+ * (like virtiofsd's allow_direct_io: without it the guest's O_DIRECT is a guest page-cache matter and
+ * the host page cache serves the I/O). O_NONBLOCK is added by the callers for the open itself.
+ */
+static inline int fs_open_host_flags(const struct fs_server *s, uint32_t guest_flags)
+{
+	uint32_t drop = O_CREAT | O_EXCL | O_NOCTTY | O_PATH | O_TMPFILE | O_DIRECTORY;
+
+	if (!s->allow_direct_io)
+		drop |= O_DIRECT;
+	return (int)(guest_flags & ~drop);
+}
 
 /* Per-request credentials (fs_creds.c): act as the request's uid/gid when root. */
 __attribute__((warn_unused_result)) int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid);

@@ -57,6 +57,7 @@ struct fs_server {
 	   by the creator before the first request, immutable after. */
 	bool allow_dev;  /* MKNOD of character and block devices (else EPERM) */
 	bool allow_suid; /* setuid/setgid bits on MKNOD/MKDIR/CREATE/SETATTR (else stripped) */
+	bool allow_direct_io; /* a guest O_DIRECT open is O_DIRECT on the host (else dropped) */
 	enum fs_xattr_policy xattr;
 
 	pthread_mutex_t init_lock;

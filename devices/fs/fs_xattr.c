@@ -13,14 +13,13 @@
 
 /*
  * An O_PATH fd cannot be given to f*xattr(), and opening the inode could block on a FIFO or act on
- * a device, so the path-based calls go through "/proc/self/fd/N", which lands on the inode itself.
- * Symlinks are refused: the link would jump to the symlink and a following call could go on to its
- * target, and Linux allows only trusted.* attributes on symlinks anyway.
+ * a device, so the calls take the path "/proc/self/fd/N" and follow it: following that magic link
+ * lands on the inode the fd holds and ends there, a symlink included (it is not followed further),
+ * so trusted.* and security.* work on symlinks as on the host, and the host kernel refuses user.*
+ * there itself.
  */
 static int fs_xattr_path(const struct fs_server *s, struct fsi_inode *ino, struct fs_fdpath *p)
 {
-	if (ino->type == S_IFLNK)
-		return -EOPNOTSUPP;
 	if (fs_pseudo_refuse(s, ino))
 		return -EACCES;
 	fs_fdpath(p, ino->fd);
@@ -119,9 +118,14 @@ int fs_op_getxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_ino
 
 	if (!err)
 		err = fs_xattr_path(s, ino, &p);
-	if (err)
-		return err == -EOPNOTSUPP ? -ENODATA : err;
-	return fs_xattr_reply(o, r->in.getxattr.size, p.s, r->name);
+	if (!err)
+		err = fs_xattr_reply(o, r->in.getxattr.size, p.s, r->name);
+	/* A name the policy hides does not exist; so do the ACLs of an inode on a file system
+	   without them (a submount): with FUSE_POSIX_ACL the guest would take EOPNOTSUPP as a
+	   failed permission check. */
+	if (err == -EOPNOTSUPP && (s->xattr == FS_XATTR_NONE || !strncmp(r->name, "system.posix_acl_", 17)))
+		err = -ENODATA;
+	return err;
 }
 
 int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
@@ -134,7 +138,7 @@ int fs_op_listxattr(struct fs_server *s, const struct fuse_req *r, struct fsi_in
 	char *list;
 	int err = fs_xattr_path(s, ino, &p);
 
-	if (err == -EOPNOTSUPP || s->xattr == FS_XATTR_NONE)
+	if (s->xattr == FS_XATTR_NONE)
 		return size ? 0 : fs_out_put(o, &go, sizeof(go)); /* an empty list */
 	if (err)
 		return err;

@@ -144,6 +144,11 @@ two_names:
 		err = TAKE(b, r->in.create,
 			   ctx->minor < 12 ? sizeof(struct fuse_open_in) : sizeof(r->in.create));
 		return err ? err : fd_name(b, &r->name, NAME_MAX, 1);
+	case FUSE_TMPFILE:
+		/* Like CREATE (7.37, fuse_tmpfile() in fs/fuse/dir.c); the name is the unnamed dentry's
+		   "/", taken and never used: the file is made in the directory nodeid names. */
+		err = TAKE(b, r->in.create, sizeof(r->in.create));
+		return err ? err : fd_name(b, &r->name, NAME_MAX, 0);
 	case FUSE_READ:
 	case FUSE_READDIR:
 	case FUSE_READDIRPLUS:

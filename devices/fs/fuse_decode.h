@@ -22,7 +22,8 @@ struct fuse_decode_ctx {
  * One decoded request. Fixed-size bodies are copied into `in` (bytes beyond the size the negotiated
  * minor version sends are zero); names and variable data point into the caller's buffer and are
  * bounded by it. `name`/`name2` are NUL-terminated inside the buffer, non-empty, without '/', and at
- * most NAME_MAX bytes (SYMLINK's target, name2, may contain '/' and be up to PATH_MAX-1 bytes).
+ * most NAME_MAX bytes (SYMLINK's target, name2, may contain '/' and be up to PATH_MAX-1 bytes;
+ * TMPFILE's name, "/" from Linux, is not an entry name and is never used).
  */
 struct fuse_req {
 	struct fuse_in_header hdr;
@@ -52,7 +53,7 @@ struct fuse_req {
 		struct fuse_lseek_in lseek;
 		struct fuse_copy_file_range_in copy_file_range;
 	} in;
-	const char *name;  /* LOOKUP, MKNOD, MKDIR, UNLINK, RMDIR, CREATE, RENAME(2) old, LINK new,
+	const char *name;  /* LOOKUP, MKNOD, MKDIR, UNLINK, RMDIR, CREATE, TMPFILE (unused), RENAME(2) old, LINK new,
 			      SYMLINK new entry, GETXATTR/SETXATTR/REMOVEXATTR attribute name */
 	const char *name2; /* RENAME(2) new name, SYMLINK target */
 	const void *data;  /* SETXATTR value, BATCH_FORGET's fuse_forget_one array (unaligned) */

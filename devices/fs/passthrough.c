@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
@@ -103,6 +104,15 @@ size_t fs_reply_error(void *out, uint64_t unique, int err)
 	return sizeof(h);
 }
 
+/* Does the share's file system keep POSIX ACLs? (ENODATA: yes, the root just has none.) */
+static bool fs_share_has_acls(struct fs_server *s)
+{
+	struct fs_fdpath p;
+
+	fs_fdpath(&p, s->inodes.root->fd);
+	return getxattr(p.s, "system.posix_acl_access", NULL, 0) >= 0 || errno == ENODATA;
+}
+
 /* INIT (fuse.h "INIT request and reply"): agree the version and the flags Linux's virtiofs uses. */
 static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_out *o)
 {
@@ -127,6 +137,11 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 	       FUSE_READDIRPLUS_AUTO | FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
 	       FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT | FUSE_INIT_EXT | FUSE_ASYNC_DIO;
 	/* No FUSE_POSIX_LOCKS/FUSE_FLOCK_LOCKS: the guest kernel keeps locks itself (see GETLK). */
+	/* POSIX ACLs where the host keeps them: the guest kernel then checks them (it already
+	   checks mode bits, default_permissions) and leaves the umask to us (DONT_MASK), since a
+	   parent's default ACL replaces it. */
+	if (fs_share_has_acls(s))
+		want |= FUSE_POSIX_ACL | FUSE_DONT_MASK;
 	if (s->cache == FS_CACHE_AUTO)
 		want |= FUSE_AUTO_INVAL_DATA;
 	if (s->cache == FS_CACHE_ALWAYS)
@@ -145,6 +160,11 @@ static int fs_op_init(struct fs_server *s, const struct fuse_req *r, struct fs_o
 	else if (out.minor < 23)
 		size = FUSE_COMPAT_22_INIT_OUT_SIZE;
 
+	/* A second INIT starts a new session: the guest's driver started over while the device stayed
+	   up (a guest reboot a vhost-user front-end does not report as a reset). Nothing of the old
+	   session - nodeids, open handles - may outlive it. */
+	if (__atomic_load_n(&s->initialized, __ATOMIC_ACQUIRE))
+		fs_server_reset(s);
 	pthread_mutex_lock(&s->init_lock);
 	s->flags = want;
 	__atomic_store_n(&s->ctx.setxattr_ext, (want & FUSE_SETXATTR_EXT) ? 1 : 0, __ATOMIC_RELAXED);
@@ -287,6 +307,8 @@ static int fs_op_inode(struct fs_server *s, const struct fuse_req *r, struct fsi
 		return fs_op_open(s, r, ino, o);
 	case FUSE_CREATE:
 		return fs_op_create(s, r, ino, o);
+	case FUSE_TMPFILE:
+		return fs_op_tmpfile(s, r, ino, o);
 	case FUSE_OPENDIR:
 		return fs_op_opendir(s, r, ino, o);
 	case FUSE_GETXATTR:

@@ -329,9 +329,15 @@ static void test_links_rename(void)
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == 0 &&
 				  stat(hp("c"), &st) == 0 && st.st_size == 1,
 			  "RENAME2 EXCHANGE swaps");
-		in.flags = 4; /* RENAME_WHITEOUT */
+		in.flags = RENAME_WHITEOUT;
+		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "w") == 0 &&
+				  stat(hp("w"), &st) == 0 && st.st_size == 1 && lstat(hp("c"), &st) == 0 &&
+				  S_ISCHR(st.st_mode) && st.st_rdev == 0,
+			  "RENAME2 WHITEOUT: moved, a 0:0 character device left behind");
+		TAP_CHECK(unlink(hp("c")) == 0 && rename(hp("w"), hp("c")) == 0, "host: undo the move");
+		in.flags = 8;
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "e") == -EINVAL,
-			  "RENAME2 WHITEOUT refused");
+			  "RENAME2 with an unknown flag refused");
 		in.flags = 0;
 		TAP_CHECK(call_named(FUSE_RENAME2, 1, &in, sizeof(in), "c", "..") == -EINVAL,
 			  "RENAME2 to '..' refused");
@@ -353,6 +359,25 @@ static void test_links_rename(void)
 		rep_cap = sizeof(struct fuse_out_header) + 5;
 		TAP_CHECK(call(FUSE_READLINK, (uint64_t)g, NULL, 0) == -ENAMETOOLONG,
 			  "READLINK into a buffer shorter than the target: ENAMETOOLONG, never a cut path");
+		{
+			static char longest[PATH_MAX];
+			int64_t lg;
+
+			memset(longest, 't', PATH_MAX - 1);
+			rep_cap = sizeof(rep);
+			lg = call_named(FUSE_SYMLINK, 1, NULL, 0, "longest", longest) ? -1 :
+				(int64_t)((struct fuse_entry_out *)body())->nodeid;
+			rep_cap = sizeof(struct fuse_out_header) + 4095;
+			TAP_CHECK(lg > 0 && call(FUSE_READLINK, (uint64_t)lg, NULL, 0) == 0 &&
+					  rep_len == sizeof(struct fuse_out_header) + 4095 &&
+					  !memcmp(body(), longest, 4095),
+				  "READLINK of a 4095-byte target into the driver's 4095-byte buffer");
+			rep_cap = sizeof(struct fuse_out_header) + 4094;
+			TAP_CHECK(call(FUSE_READLINK, (uint64_t)lg, NULL, 0) == -ENAMETOOLONG,
+				  "... and into one byte less: ENAMETOOLONG");
+			if (lg > 0)
+				forget((uint64_t)lg, 1);
+		}
 		rep_cap = sizeof(rep);
 		TAP_CHECK(readlink(hp("ln"), buf, sizeof(buf)) == 11, "host sees the symlink");
 		TAP_CHECK(open_((uint64_t)g, O_RDONLY) == -EACCES,
@@ -388,6 +413,58 @@ static void test_links_rename(void)
 			  "MKNOD of a directory type refused");
 		forget((uint64_t)fifo, 2);
 	}
+}
+
+/* TMPFILE: an unnamed file in the directory, a nodeid and an open handle; LINK names it. */
+static void test_tmpfile(void)
+{
+	struct fuse_create_in in = { .flags = O_RDWR, .mode = 0640 };
+	struct fuse_entry_out eo;
+	struct fuse_link_in li;
+	struct stat st;
+	uint64_t fh;
+	char buf[8];
+	int64_t d;
+
+	d = mkdir_(1, "tmpd", 0755);
+	TAP_CHECK(call_named(FUSE_TMPFILE, (uint64_t)d, &in, sizeof(in), "/", NULL) == 0 &&
+			  rep_len == sizeof(struct fuse_out_header) + sizeof(eo) +
+					     sizeof(struct fuse_open_out),
+		  "TMPFILE: an entry and an open handle");
+	memcpy(&eo, body(), sizeof(eo));
+	fh = ((struct fuse_open_out *)((char *)body() + sizeof(eo)))->fh;
+	TAP_CHECK(S_ISREG(eo.attr.mode) && (eo.attr.mode & 07777) == 0640 && eo.attr.nlink == 0,
+		  "TMPFILE: a regular file, mode 0640, no link");
+	TAP_CHECK(write_(eo.nodeid, fh, 0, "tmp", 0) == 3 && read_(eo.nodeid, fh, 0, 8, buf) == 3,
+		  "TMPFILE: written and read through its handle");
+	li.oldnodeid = eo.nodeid;
+	TAP_CHECK(call_named(FUSE_LINK, (uint64_t)d, &li, sizeof(li), "named", NULL) == 0 &&
+			  stat(hp("tmpd/named"), &st) == 0 && st.st_size == 3 && st.st_nlink == 1,
+		  "LINK gives the unnamed file a name, with its bytes");
+	TAP_CHECK(release(eo.nodeid, fh, false) == 0, "release");
+	forget(eo.nodeid, 2);
+	in.flags = O_RDWR | O_EXCL;
+	TAP_CHECK(call_named(FUSE_TMPFILE, (uint64_t)d, &in, sizeof(in), "/", NULL) == 0, "TMPFILE O_EXCL");
+	memcpy(&eo, body(), sizeof(eo));
+	fh = ((struct fuse_open_out *)((char *)body() + sizeof(eo)))->fh;
+	li.oldnodeid = eo.nodeid;
+	TAP_CHECK(call_named(FUSE_LINK, (uint64_t)d, &li, sizeof(li), "never", NULL) == -ENOENT,
+		  "an O_EXCL one can never be linked");
+	TAP_CHECK(release(eo.nodeid, fh, false) == 0, "release");
+	forget(eo.nodeid, 1);
+	TAP_CHECK(call_named(FUSE_TMPFILE, eo.nodeid, &in, sizeof(in), "/", NULL) == -ESTALE,
+		  "TMPFILE under a forgotten nodeid -> ESTALE");
+	{
+		int64_t ffh = create((uint64_t)d, "f", O_RDWR, 0600, &li.oldnodeid);
+
+		TAP_CHECK(ffh >= 0 && call_named(FUSE_TMPFILE, li.oldnodeid, &in, sizeof(in), "/",
+						 NULL) == -ENOTDIR,
+			  "TMPFILE under a file -> ENOTDIR");
+		if (ffh >= 0)
+			TAP_CHECK(release(li.oldnodeid, (uint64_t)ffh, false) == 0, "release");
+		forget(li.oldnodeid, 1);
+	}
+	forget((uint64_t)d, 1);
 }
 
 static void test_escapes(void)
@@ -530,6 +607,44 @@ static void test_dirs(void)
 	forget((uint64_t)d, 1);
 }
 
+/* Extended attributes of a symlink itself (trusted.* needs root and xattr=all), never of its target. */
+static void test_xattr_symlink(void)
+{
+	struct fuse_getxattr_in gin = { .size = 64 };
+	unsigned char b[64];
+	struct fuse_setxattr_in in = { .size = 1 };
+	char v[8];
+	int64_t l;
+
+	if (geteuid() != 0) {
+		printf("# not root: trusted.* on symlinks skipped\n");
+		return;
+	}
+	TAP_CHECK(symlink("x", hp("xl")) == 0, "host: symlink xl -> x");
+	srv.xattr = FS_XATTR_ALL;
+	l = lookup(1, "xl");
+	memcpy(b, &in, FUSE_COMPAT_SETXATTR_IN_SIZE);
+	memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "trusted.l\0L", 11);
+	TAP_CHECK(l > 0 && call(FUSE_SETXATTR, (uint64_t)l, b, FUSE_COMPAT_SETXATTR_IN_SIZE + 11) == 0 &&
+			  lgetxattr(hp("xl"), "trusted.l", v, sizeof(v)) == 1 &&
+			  lgetxattr(hp("x"), "trusted.l", v, sizeof(v)) < 0,
+		  "SETXATTR trusted.l on a symlink: on the link, not on its target");
+	TAP_CHECK(call_named(FUSE_GETXATTR, (uint64_t)l, &gin, sizeof(gin), "trusted.l", NULL) == 0 &&
+			  rep_len == sizeof(struct fuse_out_header) + 1 && *(char *)body() == 'L',
+		  "GETXATTR on the symlink");
+	TAP_CHECK(call(FUSE_LISTXATTR, (uint64_t)l, &gin, sizeof(gin)) == 0 &&
+			  memmem(body(), rep_len - sizeof(struct fuse_out_header), "trusted.l", 9),
+		  "LISTXATTR on the symlink");
+	memcpy(b + FUSE_COMPAT_SETXATTR_IN_SIZE, "user.l\0L", 8);
+	TAP_CHECK(call(FUSE_SETXATTR, (uint64_t)l, b, FUSE_COMPAT_SETXATTR_IN_SIZE + 8) == -EPERM,
+		  "SETXATTR user.* on a symlink: EPERM, as on the host");
+	TAP_CHECK(call_named(FUSE_REMOVEXATTR, (uint64_t)l, NULL, 0, "trusted.l", NULL) == 0 &&
+			  lgetxattr(hp("xl"), "trusted.l", v, sizeof(v)) < 0,
+		  "REMOVEXATTR on the symlink");
+	srv.xattr = FS_XATTR_USER;
+	forget((uint64_t)l, 1);
+}
+
 static void test_xattr_misc(void)
 {
 	int64_t fh;
@@ -629,15 +744,48 @@ static void test_xattr_misc(void)
 				  "truncate with KILL_SUIDGID clears setgid");
 		}
 	}
+	{
+		/* chown(-1, -1) in the guest: a SETATTR naming no attribute (the setuid kill is ours). */
+		struct fuse_setattr_in in = { 0 };
+		struct stat st;
+		struct timespec before;
+
+		TAP_CHECK(chmod(hp("x"), 06755) == 0 && stat(hp("x"), &st) == 0, "host: mode 6755");
+		before = st.st_ctim;
+		usleep(20000);
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("x"), &st) == 0 &&
+				  (st.st_mode & 07777) == 0755 &&
+				  ((struct fuse_attr_out *)body())->attr.mode == (S_IFREG | 0755),
+			  "SETATTR of nothing (chown -1 -1): setuid and setgid killed, the reply says so");
+		TAP_CHECK(st.st_ctim.tv_sec != before.tv_sec || st.st_ctim.tv_nsec != before.tv_nsec,
+			  "SETATTR of nothing: ctime changed, as chown's");
+		TAP_CHECK(chmod(hp("x"), 02745) == 0 && call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 &&
+				  stat(hp("x"), &st) == 0 && (st.st_mode & 07777) == 02745,
+			  "SETATTR of nothing keeps setgid without group execute");
+		TAP_CHECK(chmod(hp("x"), 0644) == 0, "host: mode 644");
+	}
 	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release x");
 	forget(f, 1);
+	test_xattr_symlink();
+}
+
+/* Requests from now on come from uid:gid. The server runs on this very thread: one request (a
+   GETATTR of the root) puts the thread's filesystem identity there for the test's own host calls. */
+static void as_user(uint32_t uid, uint32_t gid)
+{
+	struct fuse_attr a;
+
+	cur_uid = uid;
+	cur_gid = gid;
+	if (getattr(FUSE_ROOT_ID, &a) != 0)
+		printf("# GETATTR as %u:%u failed\n", uid, gid);
 }
 
 static void test_creds(void)
 {
 	struct stat st;
-	int64_t fh, d;
-	uint64_t f;
+	int64_t fh, d, g, su;
+	uint64_t f, sg;
 
 	if (geteuid() != 0) {
 		printf("# not root: credential tests skipped\n");
@@ -652,19 +800,177 @@ static void test_creds(void)
 	TAP_CHECK(fh >= 0 && stat(hp("pub/mine"), &st) == 0 && st.st_uid == 1234 && st.st_gid == 5678,
 		  "file created by guest uid 1234 is owned by 1234:5678 on the host");
 	TAP_CHECK(release(f, (uint64_t)fh, false) == 0, "release");
-	TAP_CHECK(mkdir_(1, "notmine", 0755) == -EACCES,
-		  "uid 1234 cannot create in a root-owned 0755 directory");
+	/* The guest kernel judged these requests with the caller's supplementary groups, which FUSE
+	   does not carry: the host must not judge again as 1234 with no groups. */
+	as_user(0, 0);
+	TAP_CHECK(mkdir(hp("grp"), 0700) == 0 && chown(hp("grp"), 0, 4321) == 0 &&
+			  chmod(hp("grp"), 02770) == 0,
+		  "host: setgid directory root:4321, mode 2770");
+	g = lookup(1, "grp");
+	cur_uid = cur_gid = 1234;
+	srv.allow_suid = true; /* setgid files are the point here: a share with ,suid */
+	TAP_CHECK(g > 0 && mkdir_((uint64_t)g, "sub", 0755) > 0 && stat(hp("grp/sub"), &st) == 0 &&
+			  st.st_uid == 1234 && st.st_gid == 4321,
+		  "1234 (in group 4321 in the guest): MKDIR in the group's 0770 dir, owned 1234:4321");
+	fh = create((uint64_t)g, "sg", O_WRONLY, 02755, &sg);
+	TAP_CHECK(fh >= 0 && stat(hp("grp/sg"), &st) == 0 && (st.st_mode & 07777) == 02755,
+		  "CREATE with setgid in the group's setgid dir keeps setgid (the guest kept it)");
+	if (fh >= 0)
+		TAP_CHECK(release(sg, (uint64_t)fh, false) == 0, "release");
+	{
+		struct fuse_setattr_in in = { .valid = FATTR_GID, .gid = 4321 };
+
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("pub/mine"), &st) == 0 &&
+				  st.st_gid == 4321,
+			  "chgrp of its own file to its supplementary group 4321");
+	}
+	as_user(0, 0);
+	TAP_CHECK(close(open(hp("suid"), O_CREAT | O_WRONLY, 0600)) == 0 && chmod(hp("suid"), 04777) == 0,
+		  "host: root's setuid file, mode 4777");
+	su = lookup(1, "suid");
+	cur_uid = cur_gid = 1234;
+	{
+		struct fuse_setattr_in in = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 1 };
+
+		TAP_CHECK(su > 0 && call(FUSE_SETATTR, (uint64_t)su, &in, sizeof(in)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0777 && st.st_size == 1,
+			  "1234 truncates root's 4777 file it may write: setuid killed, no EPERM");
+	}
+	{
+		/* Setgid without group execute: killed by a stranger's write or truncate, kept by a
+		   member of the file's group (the only membership we can see: the primary group). */
+		struct fuse_setattr_in none = { 0 };
+		struct fuse_setattr_in tr = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 0 };
+
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: root's file, mode 2767");
+		cur_uid = 1234;
+		cur_gid = 0;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+			  "SETATTR of nothing by 1234 in the file's group 0: setgid kept");
+		cur_gid = 1234;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+			  "SETATTR of nothing by 1234 outside the group: setgid without group exec killed");
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+		cur_uid = cur_gid = 1234;
+		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &tr, sizeof(tr)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+			  "truncate with KILL_SUIDGID by a stranger: setgid without group exec killed");
+		as_user(0, 0);
+		TAP_CHECK(chmod(hp("suid"), 02767) == 0 &&
+				  call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&
+				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+			  "SETATTR of nothing by root: setgid kept");
+		cur_uid = cur_gid = 1234;
+	}
+	TAP_CHECK(mkdir_(1, "notmine", 0755) > 0 && stat(hp("notmine"), &st) == 0 && st.st_uid == 1234,
+		  "MKDIR in root's 0755 dir, which the guest allowed: done as 1234, not refused again");
 	{
 		struct fuse_setattr_in in = { .valid = FATTR_UID, .uid = 0 };
 
-		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == -EPERM,
-			  "uid 1234 cannot chown to root");
+		TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 && stat(hp("pub/mine"), &st) == 0 &&
+				  st.st_uid == 0,
+			  "chown to root that the guest allowed (its root sends uid 0 anyway) is done");
 	}
 	cur_uid = cur_gid = 0;
 	TAP_CHECK(mkdir_(1, "rootdir", 0755) > 0 && stat(hp("rootdir"), &st) == 0 && st.st_uid == 0,
 		  "back to root");
 	forget(f, 1);
 	forget((uint64_t)d, 1);
+	forget((uint64_t)g, 1);
+	forget((uint64_t)su, 1);
+	forget(sg, 1);
+	srv.allow_suid = false;
+}
+
+/* A POSIX ACL xattr (version 2) of n entries {tag, perm, id}. Returns its size. */
+static size_t acl_blob(unsigned char *b, const uint32_t (*e)[3], unsigned int n)
+{
+	uint32_t version = 2;
+	unsigned int i;
+
+	memcpy(b, &version, 4);
+	for (i = 0; i < n; i++) {
+		uint16_t tag = (uint16_t)e[i][0], perm = (uint16_t)e[i][1];
+
+		memcpy(b + 4 + 8 * i, &tag, 2);
+		memcpy(b + 6 + 8 * i, &perm, 2);
+		memcpy(b + 8 + 8 * i, &e[i][2], 4);
+	}
+	return 4 + 8 * n;
+}
+
+/* FUSE_POSIX_ACL and FUSE_DONT_MASK: agreed where the host keeps ACLs; the caller's umask applied
+   by the host, or replaced by the parent's default ACL. */
+static void test_acl(void)
+{
+	static const uint32_t dflt[][3] = { { 0x01, 7, ~0u }, { 0x02, 7, 1234 }, { 0x04, 5, ~0u },
+					    { 0x10, 7, ~0u }, { 0x20, 5, ~0u } };
+	struct fuse_init_in init = { .major = 7, .minor = 38, .max_readahead = 65536,
+				     .flags = FUSE_HANDLE_KILLPRIV_V2 | FUSE_MAX_PAGES | FUSE_INIT_EXT |
+					      FUSE_POSIX_ACL | FUSE_DONT_MASK };
+	unsigned char blob[64];
+	struct stat st;
+	int64_t d, fh;
+	uint64_t f;
+
+	if (getxattr(root, "system.posix_acl_access", NULL, 0) < 0 && errno != ENODATA) {
+		printf("ok %d # SKIP %s keeps no POSIX ACLs\n", ++tap_count, root);
+		return;
+	}
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0 &&
+			  (((struct fuse_init_out *)body())->flags & (FUSE_POSIX_ACL | FUSE_DONT_MASK)) ==
+				  (FUSE_POSIX_ACL | FUSE_DONT_MASK),
+		  "INIT: POSIX ACLs and DONT_MASK agreed on a file system that keeps ACLs");
+	{
+		struct fuse_mkdir_in in = { .mode = 0777, .umask = 022 };
+
+		TAP_CHECK(call_named(FUSE_MKDIR, 1, &in, sizeof(in), "masked", NULL) == 0 &&
+				  stat(hp("masked"), &st) == 0 && (st.st_mode & 07777) == 0755,
+			  "MKDIR 0777 with the caller's umask 022: 0755");
+		forget(((struct fuse_entry_out *)body())->nodeid, 1);
+	}
+	d = mkdir_(1, "dflt", 0755);
+	TAP_CHECK(d > 0 && setxattr(hp("dflt"), "system.posix_acl_default", blob, acl_blob(blob, dflt, 5),
+				    0) == 0,
+		  "host: a default ACL on dflt/");
+	{
+		struct fuse_create_in in = { .flags = O_WRONLY, .mode = 0666, .umask = 022 };
+
+		fh = call_named(FUSE_CREATE, (uint64_t)d, &in, sizeof(in), "f", NULL);
+		f = fh ? 0 : ((struct fuse_entry_out *)body())->nodeid;
+		TAP_CHECK(fh == 0 && stat(hp("dflt/f"), &st) == 0 && (st.st_mode & 07777) == 0664 &&
+				  getxattr(hp("dflt/f"), "system.posix_acl_access", NULL, 0) > 0,
+			  "CREATE 0666, umask 022, under a default ACL: the ACL decides (0664), not the umask");
+		if (!fh)
+			TAP_CHECK(release(f, ((struct fuse_open_out *)((char *)body() +
+								  sizeof(struct fuse_entry_out)))->fh,
+					  false) == 0,
+				  "release");
+		forget(f, 1);
+	}
+	{
+		struct fuse_getxattr_in in = { .size = 0 };
+
+		TAP_CHECK(call_named(FUSE_GETXATTR, (uint64_t)d, &in, sizeof(in), "system.posix_acl_default",
+				     NULL) == 0 &&
+				  ((struct fuse_getxattr_out *)body())->size == 44,
+			  "GETXATTR of the default ACL");
+	}
+	forget((uint64_t)d, 1);
+	init.flags &= ~(uint32_t)(FUSE_POSIX_ACL | FUSE_DONT_MASK);
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0, "re-INIT without ACLs");
+	{
+		struct fuse_mkdir_in in = { .mode = 0777, .umask = 022 };
+
+		TAP_CHECK(call_named(FUSE_MKDIR, 1, &in, sizeof(in), "unmasked", NULL) == 0 &&
+				  stat(hp("unmasked"), &st) == 0 && (st.st_mode & 07777) == 0777,
+			  "without DONT_MASK the mode is taken as the guest masked it");
+		forget(((struct fuse_entry_out *)body())->nodeid, 1);
+	}
 }
 
 /* Open file descriptors of this process. */
@@ -804,6 +1110,43 @@ static void test_forget_bound(void)
 	fs_server_destroy(&srv);
 }
 
+/* A share's O_DIRECT policy reaches the host fd; a second INIT forgets the first session. */
+static void test_direct_io_and_reinit(void)
+{
+	struct fuse_init_in init = { .major = 7, .minor = 38,
+				     .flags = FUSE_MAX_PAGES | FUSE_INIT_EXT };
+	struct fsh_handle *h;
+	struct fuse_attr a;
+	int64_t fh, fh2, f;
+	uint64_t fid;
+	int fl = -1, fl2 = -1;
+
+	fh = create(1, "direct", O_RDWR | O_DIRECT, 0644, &fid);
+	h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
+	if (h) {
+		fl = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	TAP_CHECK(fl >= 0 && !(fl & O_DIRECT), "by default a guest O_DIRECT is dropped on the host");
+	srv.allow_direct_io = true;
+	f = lookup(1, "direct");
+	fh2 = f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1;
+	h = fh2 >= 0 ? fsh_get(&srv.handles, (uint64_t)fh2, false) : NULL;
+	if (h) {
+		fl2 = fcntl(h->fd, F_GETFL);
+		fsh_put(&srv.handles, h);
+	}
+	/* (a host file system without O_DIRECT refuses the open: that is the guest's answer then) */
+	TAP_CHECK((fl2 >= 0 && (fl2 & O_DIRECT)) || fh2 == -EINVAL,
+		  "allow_direct_io: the host fd is O_DIRECT too");
+	srv.allow_direct_io = false;
+	TAP_CHECK(call(FUSE_INIT, 0, &init, sizeof(init)) == 0, "a second INIT is answered");
+	TAP_CHECK(getattr(fid, &a) == -ESTALE && read_(fid, (uint64_t)fh, 0, 1, (char[2]){ 0 }) ==
+							 -EBADF,
+		  "... and forgets the first session's nodeids and open files");
+	TAP_CHECK(lookup(1, "direct") > 0, "the new session looks names up afresh");
+}
+
 static void test_readonly(void)
 {
 	struct fuse_setattr_in sa = { .valid = FATTR_MODE, .mode = 0777 };
@@ -814,6 +1157,12 @@ static void test_readonly(void)
 	n = lookup(1, "x");
 	TAP_CHECK(mkdir_(1, "nope", 0755) == -EROFS, "read-only: MKDIR -> EROFS");
 	TAP_CHECK(create(1, "nope", O_RDWR, 0600, NULL) == -EROFS, "read-only: CREATE -> EROFS");
+	{
+		struct fuse_create_in in = { .flags = O_RDWR, .mode = 0600 };
+
+		TAP_CHECK(call_named(FUSE_TMPFILE, 1, &in, sizeof(in), "/", NULL) == -EROFS,
+			  "read-only: TMPFILE -> EROFS");
+	}
 	TAP_CHECK(open_((uint64_t)n, O_WRONLY) == -EROFS, "read-only: OPEN for write -> EROFS");
 	TAP_CHECK(open_((uint64_t)n, O_RDONLY | O_TRUNC) == -EROFS, "read-only: O_TRUNC -> EROFS");
 	TAP_CHECK(call(FUSE_SETATTR, (uint64_t)n, &sa, sizeof(sa)) == -EROFS,
@@ -839,10 +1188,13 @@ int main(void)
 	test_init();
 	test_files();
 	test_links_rename();
+	test_tmpfile();
 	test_escapes();
 	test_dirs();
 	test_xattr_misc();
 	test_creds();
+	test_direct_io_and_reinit();
+	test_acl();
 	test_forget_bound();
 	test_readonly();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, outside);

@@ -188,6 +188,13 @@ static void test_versions(void)
 	memcpy(body + 16, "f", 2);
 	n = mk(FUSE_CREATE, body, 18);
 	TAP_CHECK(dec(n, &r) == 0 && !strcmp(r.name, "f"), "CREATE at 7.38");
+	/* TMPFILE: CREATE's body, and the unnamed dentry's "/" (not an entry name). */
+	((struct fuse_create_in *)body)->flags = 02; /* O_RDWR */
+	memcpy(body + 16, "/", 2);
+	n = mk(FUSE_TMPFILE, body, 18);
+	TAP_CHECK(dec(n, &r) == 0 && r.in.create.flags == 02, "TMPFILE with the name \"/\"");
+	n = mk(FUSE_TMPFILE, body, 17);
+	TAP_CHECK(dec(n, &r) == -EINVAL, "TMPFILE without a NUL-terminated name refused");
 
 	/* GETATTR had no body before 7.9; READ was 24 bytes. */
 	n = mk(FUSE_GETATTR, NULL, 0);

@@ -408,6 +408,7 @@ int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 		goto err_free;
 	fs->srv.allow_dev = cfg->dev;
 	fs->srv.allow_suid = cfg->suid;
+	fs->srv.allow_direct_io = cfg->allow_direct_io;
 	fs->srv.xattr = cfg->xattr;
 	fs->scratch = calloc(queues + 1, sizeof(*fs->scratch));
 	if (!fs->scratch) {

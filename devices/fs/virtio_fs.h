@@ -24,6 +24,7 @@ struct fs_config {
 	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES (default 1) */
 	bool dev;               /* the guest may create device nodes (off: EPERM) */
 	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
+	bool allow_direct_io;   /* the guest's O_DIRECT opens are O_DIRECT on the host (off: dropped) */
 	enum fs_xattr_policy xattr; /* default FS_XATTR_USER */
 };
 

@@ -1,4 +1,4 @@
-/* mmio.c: the virtio-mmio v2 register file, status state machine, eventfds and queue workers. */
+/* mmio.c: the virtio-mmio v2 register file mapped onto the virtio core, with KVM's eventfds. */
 #define _GNU_SOURCE
 #include "devices/virtio/mmio.h"
 
@@ -12,6 +12,7 @@
 
 #include <linux/virtio_mmio.h>
 
+#include "devices/virtio/core.h"
 #include "vmm/layout.h"
 
 /* 4.2.2: MagicValue is "virt" in little-endian; Version 2 is the non-legacy interface. */
@@ -19,45 +20,20 @@
 #define MMIO_VERSION 2u
 #define MMIO_VENDOR 0x4d565252u /* "RRVM": any value is allowed; drivers only print it */
 
-/* Ring features every device gets from the transport. */
-#define MMIO_TRANSPORT_FEATURES                                                                    \
-	((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_RING_F_EVENT_IDX) |                        \
-	 (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
-
-struct mmio_queue {
-	/* Registers: written by the driver under t->lock while the device is not live. */
-	uint16_t num;
-	bool ready;
-	uint64_t desc, avail, used;
-	int kick_fd;	    /* ioeventfd target; the worker reads it, we own it */
-	bool ioeventfd_set; /* KVM delivers QueueNotify writes straight to kick_fd */
-	struct virtq vq;    /* owned by the worker while it runs */
-	struct vq_worker *worker;
-};
-
 struct virtio_mmio {
 	struct vm *vm;
-	struct virtio_dev *dev;
 	uint64_t base;
 	uint32_t gsi;
 	int irqfd;
+	bool ioeventfd_set[VIRTIO_DEV_MAX_QUEUES]; /* KVM delivers QueueNotify to the kick fd */
 
-	pthread_mutex_t lock; /* protects every field below except those marked atomic */
-	uint32_t status;      /* atomic: workers add NEEDS_RESET without the lock */
+	pthread_mutex_t lock; /* serialises register accesses, hence every core call */
 	uint32_t isr;	      /* atomic: InterruptStatus, set by workers, cleared by InterruptACK */
-	uint32_t generation;  /* atomic: ConfigGeneration, bumped by virtio_config_changed */
 	uint32_t dev_features_sel;
 	uint32_t drv_features_sel;
-	uint64_t driver_features;
 	uint32_t queue_sel;
-	bool live; /* DRIVER_OK accepted: workers running, queue registers locked */
-	struct mmio_queue q[VIRTIO_DEV_MAX_QUEUES];
+	struct virtio_core core; /* the device model; its queues' kick_fd are our eventfds */
 };
-
-static uint64_t mmio_offered(const struct virtio_mmio *t)
-{
-	return t->dev->features | MMIO_TRANSPORT_FEATURES;
-}
 
 static void mmio_raise(struct virtio_mmio *t, uint32_t why)
 {
@@ -68,167 +44,44 @@ static void mmio_raise(struct virtio_mmio *t, uint32_t why)
 		return; /* counter saturated: an interrupt is already pending */
 }
 
-/* Worker callback: used buffers were published and the driver wants to hear about it. */
-static void mmio_vring_interrupt(void *opaque)
+/* Core callback (worker thread): used buffers were published and the driver wants to hear. */
+static void mmio_vring_interrupt(void *opaque, unsigned int queue)
 {
 	mmio_raise(opaque, VIRTIO_MMIO_INT_VRING);
 }
 
-/* Driver bug (2.1.2): set DEVICE_NEEDS_RESET and tell the driver through a config interrupt. */
-static void mmio_needs_reset(void *opaque)
+static void mmio_config_interrupt(void *opaque)
 {
-	struct virtio_mmio *t = opaque;
-	__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_SEQ_CST);
-	mmio_raise(t, VIRTIO_MMIO_INT_CONFIG);
+	mmio_raise(opaque, VIRTIO_MMIO_INT_CONFIG);
 }
 
-void virtio_config_changed(struct virtio_dev *dev)
+/* NEEDS_RESET reaches the driver as a configuration change interrupt (2.1.2, 4.2.3.4). */
+static void mmio_needs_reset(void *opaque, unsigned int queue)
 {
-	struct virtio_mmio *t = dev->transport;
-	if (!t)
-		return;
-	__atomic_fetch_add(&t->generation, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&t->status, __ATOMIC_SEQ_CST) & VIRTIO_CONFIG_S_DRIVER_OK)
-		mmio_raise(t, VIRTIO_MMIO_INT_CONFIG);
+	mmio_raise(opaque, VIRTIO_MMIO_INT_CONFIG);
 }
 
-static void mmio_stop_workers(struct virtio_mmio *t)
-{
-	for (unsigned int i = 0; i < t->dev->nr_queues; i++) {
-		vq_worker_stop(t->q[i].worker);
-		t->q[i].worker = NULL;
-	}
-}
+static const struct virtio_transport_ops mmio_transport_ops = {
+	.vring_interrupt = mmio_vring_interrupt,
+	.config_interrupt = mmio_config_interrupt,
+	.needs_reset = mmio_needs_reset,
+};
 
-/* Status 0 (3.1.1 step 1, 4.2.2.1): stop and drain the workers, then forget everything. */
+/* Status 0 (3.1.1 step 1, 4.2.2.1): the core stops and drains the workers; we forget registers. */
 static void mmio_reset(struct virtio_mmio *t)
 {
-	mmio_stop_workers(t);
-	if (t->live && t->dev->ops->reset)
-		t->dev->ops->reset(t->dev);
-	t->live = false;
-	for (unsigned int i = 0; i < t->dev->nr_queues; i++) {
-		struct mmio_queue *q = &t->q[i];
-		q->num = 0;
-		q->ready = false;
-		q->desc = q->avail = q->used = 0;
-		memset(&q->vq, 0, sizeof(q->vq));
-	}
+	virtio_core_reset(&t->core);
 	t->dev_features_sel = t->drv_features_sel = 0;
-	t->driver_features = 0;
-	t->dev->driver_features = 0;
 	t->queue_sel = 0;
 	__atomic_store_n(&t->isr, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&t->status, 0, __ATOMIC_SEQ_CST);
 }
 
-/* DRIVER_OK: validate every ready queue, let the device activate, start one worker per queue. */
-static int mmio_go_live(struct virtio_mmio *t)
+/* Queue registers may change only between FEATURES_OK and DRIVER_OK. */
+static struct virtio_core_queue *mmio_writable_queue(struct virtio_mmio *t)
 {
-	struct virtio_dev *dev = t->dev;
-	const struct guest_mem *gm = vm_guest_mem(t->vm);
-	for (unsigned int i = 0; i < dev->nr_queues; i++) {
-		struct mmio_queue *q = &t->q[i];
-		if (!q->ready)
-			continue;
-		struct vq_layout layout = {
-			.size = q->num,
-			.desc_gpa = q->desc,
-			.avail_gpa = q->avail,
-			.used_gpa = q->used,
-		};
-		int err = vq_init(&q->vq, gm, &layout, dev->queue_max_size, t->driver_features,
-				  dev->max_segs);
-		if (err)
-			return err;
-	}
-	dev->driver_features = t->driver_features;
-	int err = dev->ops->activate(dev, t->driver_features);
-	if (err)
-		return err;
-	t->live = true;
-	for (unsigned int i = 0; i < dev->nr_queues; i++) {
-		struct mmio_queue *q = &t->q[i];
-		if (!q->ready)
-			continue;
-		struct vq_worker_config cfg = {
-			.dev = dev,
-			.ops = dev->queue_ops,
-			.queue_index = i,
-			.vq = &q->vq,
-			.priv_size = dev->req_priv_size,
-			.kick_fd = q->kick_fd,
-			.poll_us = dev->poll_us,
-			.max_inflight = dev->max_inflight,
-			.allowed_ops = dev->allowed_ops,
-			.nr_allowed_ops = dev->nr_allowed_ops,
-			.allowed_sqe_flags = dev->allowed_sqe_flags,
-			.interrupt = mmio_vring_interrupt,
-			.needs_reset = mmio_needs_reset,
-			.opaque = t,
-		};
-		err = vq_worker_start(&cfg, &q->worker);
-		if (err)
-			return err; /* the caller resets nothing: NEEDS_RESET, workers stop at reset */
-	}
-	return 0;
-}
-
-/*
- * A Status write (2.1, 3.1.1). Bits only accumulate until a write of 0; each new bit needs its
- * predecessor: ACKNOWLEDGE -> DRIVER -> FEATURES_OK -> DRIVER_OK. An out-of-order or clearing
- * write is ignored (the driver sees the unchanged value when it reads Status back).
- */
-static void mmio_write_status(struct virtio_mmio *t, uint32_t val)
-{
-	if (val == 0) {
-		mmio_reset(t);
-		return;
-	}
-	uint32_t old = __atomic_load_n(&t->status, __ATOMIC_SEQ_CST);
-	uint32_t cur = old & ~(uint32_t)VIRTIO_CONFIG_S_NEEDS_RESET;
-	val &= ~(uint32_t)VIRTIO_CONFIG_S_NEEDS_RESET; /* device-owned bit */
-	if ((val & cur) != cur)
-		return; /* 2.1.1: the driver MUST NOT clear a status bit */
-	uint32_t add = val & ~cur;
-	if (add & VIRTIO_CONFIG_S_FAILED) {
-		__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_FAILED, __ATOMIC_SEQ_CST);
-		add &= ~(uint32_t)VIRTIO_CONFIG_S_FAILED;
-	}
-	if (add & VIRTIO_CONFIG_S_ACKNOWLEDGE) {
-		cur |= VIRTIO_CONFIG_S_ACKNOWLEDGE;
-		__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_ACKNOWLEDGE, __ATOMIC_SEQ_CST);
-	}
-	if ((add & VIRTIO_CONFIG_S_DRIVER) && (cur & VIRTIO_CONFIG_S_ACKNOWLEDGE)) {
-		cur |= VIRTIO_CONFIG_S_DRIVER;
-		__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_DRIVER, __ATOMIC_SEQ_CST);
-	}
-	if ((add & VIRTIO_CONFIG_S_FEATURES_OK) && (cur & VIRTIO_CONFIG_S_DRIVER)) {
-		/* 3.1.1 step 5-6: refuse a subset we did not offer, or a legacy driver (6.1). */
-		uint64_t f = t->driver_features;
-		if ((f & ~mmio_offered(t)) || !(f & (1ULL << VIRTIO_F_VERSION_1)))
-			return;
-		cur |= VIRTIO_CONFIG_S_FEATURES_OK;
-		__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_FEATURES_OK, __ATOMIC_SEQ_CST);
-	}
-	if ((add & VIRTIO_CONFIG_S_DRIVER_OK) && (cur & VIRTIO_CONFIG_S_FEATURES_OK) && !t->live &&
-	    !(old & VIRTIO_CONFIG_S_NEEDS_RESET)) {
-		__atomic_fetch_or(&t->status, VIRTIO_CONFIG_S_DRIVER_OK, __ATOMIC_SEQ_CST);
-		if (mmio_go_live(t) < 0)
-			mmio_needs_reset(t);
-	}
-}
-
-/* Queue registers may change only between FEATURES_OK and DRIVER_OK, on a queue not yet ready. */
-static struct mmio_queue *mmio_writable_queue(struct virtio_mmio *t)
-{
-	uint32_t status = __atomic_load_n(&t->status, __ATOMIC_SEQ_CST);
-	if (t->live || (status & VIRTIO_CONFIG_S_DRIVER_OK) ||
-	    !(status & VIRTIO_CONFIG_S_FEATURES_OK))
+	if (!virtio_core_queues_configurable(&t->core) || t->queue_sel >= t->core.dev->nr_queues)
 		return NULL;
-	if (t->queue_sel >= t->dev->nr_queues)
-		return NULL;
-	return &t->q[t->queue_sel];
+	return &t->core.q[t->queue_sel];
 }
 
 static void mmio_set_half(uint64_t *v, bool high, uint32_t val)
@@ -241,7 +94,7 @@ static void mmio_set_half(uint64_t *v, bool high, uint32_t val)
 
 static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 {
-	struct mmio_queue *q;
+	struct virtio_core_queue *q;
 	switch (off) {
 	case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
 		t->dev_features_sel = val;
@@ -250,12 +103,11 @@ static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 		t->drv_features_sel = val;
 		break;
 	case VIRTIO_MMIO_DRIVER_FEATURES: {
-		/* 3.1.1: features are written after DRIVER and frozen by FEATURES_OK. */
-		uint32_t status = __atomic_load_n(&t->status, __ATOMIC_SEQ_CST);
-		if (!(status & VIRTIO_CONFIG_S_DRIVER) || (status & VIRTIO_CONFIG_S_FEATURES_OK))
-			break;
-		if (t->drv_features_sel < 2)
-			mmio_set_half(&t->driver_features, t->drv_features_sel == 1, val);
+		uint64_t f = t->core.driver_features;
+		if (t->drv_features_sel < 2) {
+			mmio_set_half(&f, t->drv_features_sel == 1, val);
+			virtio_core_set_features(&t->core, f); /* ignored outside DRIVER..FEATURES_OK */
+		}
 		break;
 	}
 	case VIRTIO_MMIO_QUEUE_SEL:
@@ -263,7 +115,7 @@ static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 		break;
 	case VIRTIO_MMIO_QUEUE_NUM:
 		if ((q = mmio_writable_queue(t)) && !q->ready)
-			q->num = val <= 0xffff ? (uint16_t)val : 0;
+			q->layout.size = val <= 0xffff ? (uint16_t)val : 0;
 		break;
 	case VIRTIO_MMIO_QUEUE_READY:
 		if ((q = mmio_writable_queue(t)))
@@ -272,23 +124,23 @@ static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 	case VIRTIO_MMIO_QUEUE_DESC_LOW:
 	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
 		if ((q = mmio_writable_queue(t)) && !q->ready)
-			mmio_set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
+			mmio_set_half(&q->layout.desc_gpa, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
 	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
 		if ((q = mmio_writable_queue(t)) && !q->ready)
-			mmio_set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
+			mmio_set_half(&q->layout.avail_gpa, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_USED_LOW:
 	case VIRTIO_MMIO_QUEUE_USED_HIGH:
 		if ((q = mmio_writable_queue(t)) && !q->ready)
-			mmio_set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
+			mmio_set_half(&q->layout.used_gpa, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
 		/* Reached only without an ioeventfd for this queue: forward the kick to its eventfd. */
-		if (val < t->dev->nr_queues) {
+		if (val < t->core.dev->nr_queues) {
 			uint64_t one = 1;
-			if (write(t->q[val].kick_fd, &one, sizeof(one)) < 0)
+			if (write(t->core.q[val].kick_fd, &one, sizeof(one)) < 0)
 				break; /* saturated: a kick is pending anyway */
 		}
 		break;
@@ -296,7 +148,10 @@ static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 		__atomic_fetch_and(&t->isr, ~val, __ATOMIC_SEQ_CST);
 		break;
 	case VIRTIO_MMIO_STATUS:
-		mmio_write_status(t, val);
+		if (val == 0)
+			mmio_reset(t);
+		else
+			virtio_core_write_status(&t->core, val);
 		break;
 	default:
 		break; /* read-only or legacy registers (GuestPageSize, QueueAlign, QueuePFN) */
@@ -305,33 +160,35 @@ static void mmio_write_reg(struct virtio_mmio *t, uint64_t off, uint32_t val)
 
 static uint32_t mmio_read_reg(struct virtio_mmio *t, uint64_t off)
 {
-	const struct mmio_queue *q = t->queue_sel < t->dev->nr_queues ? &t->q[t->queue_sel] : NULL;
+	const struct virtio_dev *dev = t->core.dev;
+	const struct virtio_core_queue *q =
+		t->queue_sel < dev->nr_queues ? &t->core.q[t->queue_sel] : NULL;
 	switch (off) {
 	case VIRTIO_MMIO_MAGIC_VALUE:
 		return MMIO_MAGIC;
 	case VIRTIO_MMIO_VERSION:
 		return MMIO_VERSION;
 	case VIRTIO_MMIO_DEVICE_ID:
-		return t->dev->device_id;
+		return dev->device_id;
 	case VIRTIO_MMIO_VENDOR_ID:
 		return MMIO_VENDOR;
 	case VIRTIO_MMIO_DEVICE_FEATURES:
 		if (t->dev_features_sel >= 2)
 			return 0;
-		return (uint32_t)(mmio_offered(t) >> (32 * t->dev_features_sel));
+		return (uint32_t)(virtio_core_offered(&t->core) >> (32 * t->dev_features_sel));
 	case VIRTIO_MMIO_QUEUE_NUM_MAX:
-		return q ? t->dev->queue_max_size : 0;
+		return q ? dev->queue_max_size : 0;
 	case VIRTIO_MMIO_QUEUE_READY:
 		return q ? q->ready : 0;
 	case VIRTIO_MMIO_INTERRUPT_STATUS:
 		return __atomic_load_n(&t->isr, __ATOMIC_SEQ_CST);
 	case VIRTIO_MMIO_STATUS:
-		return __atomic_load_n(&t->status, __ATOMIC_SEQ_CST);
+		return virtio_core_status(&t->core);
 	case VIRTIO_MMIO_SHM_LEN_LOW:
 	case VIRTIO_MMIO_SHM_LEN_HIGH:
 		return 0xffffffffu; /* 4.2.2: length ~0 means "no shared memory region" */
 	case VIRTIO_MMIO_CONFIG_GENERATION:
-		return __atomic_load_n(&t->generation, __ATOMIC_SEQ_CST);
+		return virtio_core_generation(&t->core);
 	default:
 		return 0;
 	}
@@ -340,12 +197,13 @@ static uint32_t mmio_read_reg(struct virtio_mmio *t, uint64_t off)
 static void mmio_read(void *opaque, uint64_t off, void *data, uint32_t len)
 {
 	struct virtio_mmio *t = opaque;
+	struct virtio_dev *dev = t->core.dev;
 	memset(data, 0, len);
 	pthread_mutex_lock(&t->lock);
 	if (off >= VIRTIO_MMIO_CONFIG) {
 		uint64_t coff = off - VIRTIO_MMIO_CONFIG;
-		if (coff < t->dev->config_size && len <= t->dev->config_size - coff)
-			t->dev->ops->config_read(t->dev, (uint32_t)coff, data, len);
+		if (coff < dev->config_size && len <= dev->config_size - coff)
+			dev->ops->config_read(dev, (uint32_t)coff, data, len);
 	} else if (len == 4 && off % 4 == 0) {
 		/* 4.2.2.2: registers are accessed 32 bits wide and aligned; others read 0. */
 		uint32_t v = mmio_read_reg(t, off);
@@ -357,12 +215,13 @@ static void mmio_read(void *opaque, uint64_t off, void *data, uint32_t len)
 static void mmio_write(void *opaque, uint64_t off, const void *data, uint32_t len)
 {
 	struct virtio_mmio *t = opaque;
+	struct virtio_dev *dev = t->core.dev;
 	pthread_mutex_lock(&t->lock);
 	if (off >= VIRTIO_MMIO_CONFIG) {
 		uint64_t coff = off - VIRTIO_MMIO_CONFIG;
-		if (t->dev->ops->config_write && coff < t->dev->config_size &&
-		    len <= t->dev->config_size - coff)
-			t->dev->ops->config_write(t->dev, (uint32_t)coff, data, len);
+		if (dev->ops->config_write && coff < dev->config_size &&
+		    len <= dev->config_size - coff)
+			dev->ops->config_write(dev, (uint32_t)coff, data, len);
 	} else if (len == 4 && off % 4 == 0) {
 		uint32_t v;
 		memcpy(&v, data, 4);
@@ -378,13 +237,13 @@ static const struct bus_ops mmio_bus_ops = {
 
 static void mmio_close_fds(struct virtio_mmio *t)
 {
-	for (unsigned int i = 0; i < t->dev->nr_queues; i++) {
-		struct mmio_queue *q = &t->q[i];
-		if (q->ioeventfd_set &&
+	for (unsigned int i = 0; i < t->core.dev->nr_queues; i++) {
+		struct virtio_core_queue *q = &t->core.q[i];
+		if (t->ioeventfd_set[i] &&
 		    vm_ioeventfd(t->vm, q->kick_fd, t->base + VIRTIO_MMIO_QUEUE_NOTIFY, 4, true, i,
 				 false) < 0)
 			fprintf(stderr, "ringvm: virtio-mmio: removing ioeventfd failed\n");
-		q->ioeventfd_set = false;
+		t->ioeventfd_set[i] = false;
 		if (q->kick_fd >= 0)
 			close(q->kick_fd);
 		q->kick_fd = -1;
@@ -399,37 +258,36 @@ static void mmio_close_fds(struct virtio_mmio *t)
 
 int virtio_mmio_create(struct vm *vm, struct virtio_dev *dev, struct virtio_mmio **out)
 {
-	if (dev->nr_queues == 0 || dev->nr_queues > VIRTIO_DEV_MAX_QUEUES ||
-	    dev->queue_max_size == 0 || dev->queue_max_size > 32768 ||
-	    (dev->queue_max_size & (dev->queue_max_size - 1)) || !dev->ops || !dev->queue_ops ||
-	    !dev->ops->config_read || !dev->ops->activate)
+	if (!virtio_core_dev_ok(dev))
 		return -EINVAL;
 	struct virtio_mmio *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->vm = vm;
-	t->dev = dev;
 	t->irqfd = -1;
-	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++)
-		t->q[i].kick_fd = -1;
-	pthread_mutex_init(&t->lock, NULL);
-
 	int err = vm_alloc_virtio_mmio(vm, &t->base, &t->gsi);
 	if (err)
 		goto err_free;
+	char where[48];
+	snprintf(where, sizeof(where), "virtio-mmio@0x%llx", (unsigned long long)t->base);
+	err = virtio_core_init(&t->core, dev, vm_guest_mem(vm), &mmio_transport_ops, t, where);
+	if (err)
+		goto err_free;
+	pthread_mutex_init(&t->lock, NULL);
+
 	t->irqfd = eventfd(0, EFD_CLOEXEC);
 	if (t->irqfd < 0) {
 		err = -errno;
-		goto err_free;
+		goto err_unbind;
 	}
 	err = vm_irqfd(vm, t->irqfd, t->gsi, true);
 	if (err) {
 		close(t->irqfd);
 		t->irqfd = -1;
-		goto err_free;
+		goto err_unbind;
 	}
 	for (unsigned int i = 0; i < dev->nr_queues; i++) {
-		struct mmio_queue *q = &t->q[i];
+		struct virtio_core_queue *q = &t->core.q[i];
 		/* Blocking eventfd: io_uring then waits on it by polling instead of failing EAGAIN. */
 		q->kick_fd = eventfd(0, EFD_CLOEXEC);
 		if (q->kick_fd < 0) {
@@ -437,20 +295,21 @@ int virtio_mmio_create(struct vm *vm, struct virtio_dev *dev, struct virtio_mmio
 			goto err_fds;
 		}
 		/* Without an ioeventfd the kick traps to mmio_write, which forwards it: slower, same. */
-		q->ioeventfd_set = vm_ioeventfd(vm, q->kick_fd, t->base + VIRTIO_MMIO_QUEUE_NOTIFY,
-						4, true, i, true) == 0;
+		t->ioeventfd_set[i] = vm_ioeventfd(vm, q->kick_fd, t->base + VIRTIO_MMIO_QUEUE_NOTIFY,
+						   4, true, i, true) == 0;
 	}
 	err = vm_register_mmio(vm, t->base, LAYOUT_VIRTIO_MMIO_SIZE, &mmio_bus_ops, t);
 	if (err)
 		goto err_fds;
-	dev->transport = t;
 	*out = t;
 	return 0;
 
 err_fds:
 	mmio_close_fds(t);
-err_free:
+err_unbind:
+	virtio_core_fini(&t->core);
 	pthread_mutex_destroy(&t->lock);
+err_free:
 	free(t);
 	return err;
 }
@@ -462,7 +321,7 @@ void virtio_mmio_destroy(struct virtio_mmio *t)
 	pthread_mutex_lock(&t->lock);
 	mmio_reset(t);
 	pthread_mutex_unlock(&t->lock);
-	t->dev->transport = NULL;
+	virtio_core_fini(&t->core);
 	mmio_close_fds(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t);

@@ -8,18 +8,19 @@
 #include "vmm/vm.h"
 
 /*
- * The transport owns: the register file (4.2.2), the device status state machine, feature
- * negotiation (VIRTIO_F_VERSION_1 required: a driver that does not accept it gets FEATURES_OK
- * refused), per-queue registers (locked once DRIVER_OK is set), the config generation, the interrupt
- * status/ACK pair and its irqfd, one ioeventfd per queue on QueueNotify (datamatch = queue index),
- * and the queue workers (started at DRIVER_OK, stopped and drained at reset).
+ * The transport owns the register file (4.2.2) and maps it onto the virtio core (core.h), which
+ * owns the status state machine, feature negotiation (VIRTIO_F_VERSION_1 required: a driver that
+ * does not accept it gets FEATURES_OK refused), the config generation and the queue workers
+ * (started at DRIVER_OK, stopped and drained at reset). Here: the per-queue registers (locked once
+ * DRIVER_OK is set), the interrupt status/ACK pair and its irqfd, one ioeventfd per queue on
+ * QueueNotify (datamatch = queue index).
  *
  * Register accesses come from vCPU threads and are serialised by a per-transport mutex; workers only
- * touch the interrupt status (atomic) and the NEEDS_RESET request (under the mutex).
+ * touch the interrupt status (atomic) and the core's atomic status.
  *
- * When the driver breaks the protocol (a broken ring, an activate() refusal), the status gets
- * VIRTIO_CONFIG_S_NEEDS_RESET and a configuration change interrupt is sent (2.1.2); the device stays
- * silent until the driver writes 0 to Status.
+ * When the driver breaks the protocol (a broken ring, an activate() refusal), the core logs the
+ * rule on stderr, the status gets VIRTIO_CONFIG_S_NEEDS_RESET and a configuration change interrupt
+ * is sent (2.1.2); the device stays silent until the driver writes 0 to Status.
  */
 struct virtio_mmio;
 

@@ -13,15 +13,19 @@
 /*
  * A device embeds a struct virtio_dev (and recovers itself with container_of), fills the fields below
  * and exposes it; it never attaches itself to a bus. Whoever builds the machine (vmm/devices.c, a
- * unit test) picks a transport and hands it the virtio_dev (mmio.h: virtio_mmio_create()); the
- * device leaves the transport-owned fields alone. The transport drives the status state machine
- * (virtio 1.x 2.1, 3.1) and calls the hooks:
+ * unit test, `ringvm serve`) picks a transport and hands it the virtio_dev (mmio.h:
+ * virtio_mmio_create(); devices/vhost_user/vu_backend.h); the device leaves the transport-owned
+ * fields alone. Every transport drives the device through the shared core (core.h: status state
+ * machine, virtio 1.x 2.1 and 3.1, feature negotiation, queue workers), which calls the hooks:
  *
- *   config_read/config_write  any vCPU thread, serialised by the transport's lock
- *   activate                  vCPU thread writing DRIVER_OK, before any queue worker starts
+ *   config_read/config_write  the transport's thread (a vCPU, the vhost-user connection),
+ *                             serialised by the transport
+ *   activate                  that thread, before the first queue worker starts (DRIVER_OK, or the
+ *                             first vhost-user ring that starts)
  *   handler ops (worker.h)    each queue's worker thread
- *   reset                     vCPU thread writing status 0 (or teardown), after every worker stopped
- *                             and drained: the device forgets negotiated state, keeps its backend
+ *   reset                     that thread (status 0, vhost-user reset or disconnect, teardown), after
+ *                             every worker stopped and drained: the device forgets negotiated
+ *                             state, keeps its backend
  *
  * A device in outline (devices/blk/blk.c is the full example):
  *
@@ -49,6 +53,7 @@
  *                          virtio_mmio_destroy(mmio); mydev_destroy(dev);
  */
 struct virtio_dev;
+struct virtio_core;
 
 struct virtio_dev_ops {
 	/* Device-specific config space (2.4 / device chapter), offset relative to its start. Reads
@@ -83,7 +88,7 @@ struct virtio_dev {
 						   to tell queues apart asks vq_worker_queue_index() */
 
 	/* Owned by the transport (set by it, read-only for the device). */
-	void *transport;
+	struct virtio_core *transport; /* the core the transport drives it with (core.h) */
 	uint64_t driver_features; /* valid from activate() until reset() */
 };
 

@@ -60,18 +60,39 @@ int vq_init(struct virtq *vq, const struct guest_mem *gm, const struct vq_layout
 	if (max_segs == 0 || max_segs > size)
 		max_segs = size;
 	vq->max_segs = max_segs;
-	/* The driver starts from idx 0 on a fresh ring (2.7.13); reading it back would trust it. */
-	vq->last_avail = 0;
-	vq->used_idx = 0;
-	vq->published = 0;
-	vq->signalled_used = 0;
+	/*
+	 * The driver starts from idx 0 on a fresh ring (2.7.13); a moved ring continues where the
+	 * previous back-end stopped, which had completed everything it popped. Reading the indices
+	 * back from the ring would trust the guest.
+	 */
+	vq->last_avail = layout->start_idx;
+	vq->used_idx = layout->start_idx;
+	vq->published = layout->start_idx;
+	vq->signalled_used = layout->start_idx;
 	return 0;
+}
+
+const char *vq_init_why(int err)
+{
+	if (err == -EFAULT)
+		return "a ring area lies outside guest memory (virtio 1.x 2.7)";
+	if (err == -EINVAL)
+		return "queue size not a power of two within the maximum, or a ring area misaligned "
+		       "(virtio 1.x 2.7, 2.7.2)";
+	return "the ring could not be set up";
+}
+
+/* Record why the chain or ring was refused; returns err for the caller's return statement. */
+static int vq_refuse(struct virtq *vq, int err, const char *why)
+{
+	vq->why = why;
+	return err;
 }
 
 int vq_avail_count(struct virtq *vq)
 {
 	if (vq->broken)
-		return -EPROTO;
+		return -EPROTO; /* vq->why still says why */
 	/*
 	 * Acquire: orders this read of avail->idx before our reads of the ring entries and descriptors
 	 * the driver wrote before publishing it (pairs with the driver's write barrier, 2.7.13).
@@ -80,28 +101,31 @@ int vq_avail_count(struct virtq *vq)
 	uint16_t pending = (uint16_t)(idx - vq->last_avail);
 	if (pending > vq->size) {
 		vq->broken = true;
-		return -EPROTO;
+		return vq_refuse(vq, -EPROTO,
+				 "avail idx ran more than the queue size ahead of the device (2.7.13)");
 	}
 	return pending;
 }
 
 /* Record one non-empty buffer; enforce readable-before-writable (2.7.4.2) and the 2^32 total. */
-static int vq_add_seg(struct vq_chain *c, unsigned int max_segs, void *host, uint32_t len,
+static int vq_add_seg(struct virtq *vq, struct vq_chain *c, void *host, uint32_t len,
 		      bool writable)
 {
 	unsigned int n = c->nr_readable + c->nr_writable;
-	if (n >= max_segs)
-		return -EBADMSG;
+	if (n >= vq->max_segs)
+		return vq_refuse(vq, -EBADMSG, "a chain has more buffers than the device's segment "
+				 "budget (a descriptor loop?) (2.7.5.3)");
 	if (writable) {
 		if (c->writable_len + len > UINT32_MAX)
-			return -EBADMSG;
+			return vq_refuse(vq, -EBADMSG, "a chain's writable buffers total 4 GiB or more");
 		c->writable_len += len;
 		c->nr_writable++;
 	} else {
 		if (c->nr_writable)
-			return -EBADMSG;
+			return vq_refuse(vq, -EBADMSG, "a device-readable buffer follows a "
+					 "device-writable one in a chain (2.7.4.2)");
 		if (c->readable_len + len > UINT32_MAX)
-			return -EBADMSG;
+			return vq_refuse(vq, -EBADMSG, "a chain's readable buffers total 4 GiB or more");
 		c->readable_len += len;
 		c->nr_readable++;
 	}
@@ -123,7 +147,8 @@ static int vq_walk(struct virtq *vq, uint16_t head, struct vq_chain *c)
 
 	for (;;) {
 		if (hops-- == 0)
-			return -EBADMSG;
+			return vq_refuse(vq, -EBADMSG, "a chain is longer than the device's segment "
+					 "budget (a descriptor loop?) (2.7.5.3)");
 		struct vring_desc d;
 		memcpy(&d, table + (size_t)idx * sizeof(d), sizeof(d));
 		uint64_t addr = le64toh(d.addr);
@@ -133,14 +158,22 @@ static int vq_walk(struct virtq *vq, uint16_t head, struct vq_chain *c)
 
 		if (flags & VRING_DESC_F_INDIRECT) {
 			/* 2.7.5.3.1: only if negotiated, never nested, never together with NEXT. */
-			if (!vq->indirect || in_indirect || (flags & VRING_DESC_F_NEXT))
-				return -EBADMSG;
+			if (!vq->indirect)
+				return vq_refuse(vq, -EBADMSG, "an indirect descriptor without "
+						 "VIRTIO_RING_F_INDIRECT_DESC (2.7.5.3.1)");
+			if (in_indirect)
+				return vq_refuse(vq, -EBADMSG, "an indirect descriptor inside an "
+						 "indirect table (2.7.5.3.1)");
+			if (flags & VRING_DESC_F_NEXT)
+				return vq_refuse(vq, -EBADMSG, "an indirect descriptor with "
+						 "VIRTQ_DESC_F_NEXT set (2.7.5.3.1)");
 			if (len == 0 || len % sizeof(struct vring_desc) ||
 			    len / sizeof(struct vring_desc) > vq->max_segs)
-				return -EBADMSG;
+				return vq_refuse(vq, -EBADMSG, "an indirect table whose length is not "
+						 "a multiple of 16 within the segment budget (2.7.5.3.1)");
 			table = gm_ptr(vq->gm, addr, len);
 			if (!table)
-				return -EFAULT;
+				return vq_refuse(vq, -EFAULT, "an indirect table outside guest memory");
 			table_len = len / sizeof(struct vring_desc);
 			in_indirect = true;
 			idx = 0;
@@ -149,16 +182,16 @@ static int vq_walk(struct virtq *vq, uint16_t head, struct vq_chain *c)
 		if (len) {
 			void *host = gm_ptr(vq->gm, addr, len);
 			if (!host)
-				return -EFAULT;
-			int err =
-				vq_add_seg(c, vq->max_segs, host, len, flags & VRING_DESC_F_WRITE);
+				return vq_refuse(vq, -EFAULT, "a buffer outside guest memory");
+			int err = vq_add_seg(vq, c, host, len, flags & VRING_DESC_F_WRITE);
 			if (err)
 				return err;
 		}
 		if (!(flags & VRING_DESC_F_NEXT))
 			return 0;
 		if (next >= table_len)
-			return -EBADMSG;
+			return vq_refuse(vq, -EBADMSG, "a descriptor's next index is beyond its table "
+					 "(2.7.5.2)");
 		idx = next;
 	}
 }
@@ -171,7 +204,8 @@ int vq_pop(struct virtq *vq, struct vq_chain *chain)
 	uint16_t head = vq_load16(&vq->avail->ring[vq->last_avail & (vq->size - 1)]);
 	if (head >= vq->size) {
 		vq->broken = true;
-		return -EPROTO;
+		return vq_refuse(vq, -EPROTO, "an avail ring entry names a descriptor beyond the queue "
+				 "size (2.7.6)");
 	}
 	vq->last_avail++;
 	chain->head = head;

@@ -35,6 +35,10 @@ struct vq_layout {
 	uint64_t desc_gpa;
 	uint64_t avail_gpa;
 	uint64_t used_gpa;
+	/* First avail entry to pop, and where the used ring continues: 0 for a fresh ring (2.7.13);
+	 * the index an earlier back-end stopped at when vhost-user moves a running ring
+	 * (SET_VRING_BASE). Every chain before it is taken as completed. */
+	uint16_t start_idx;
 };
 
 struct virtq {
@@ -43,6 +47,8 @@ struct virtq {
 	bool event_idx; /* VIRTIO_RING_F_EVENT_IDX negotiated */
 	bool indirect;  /* VIRTIO_RING_F_INDIRECT_DESC negotiated */
 	bool broken;    /* a driver bug was seen; the queue stops popping until reset */
+	const char *why; /* the rule the driver broke, for the operator: set with every -EPROTO,
+			    -EBADMSG and -EFAULT from vq_avail_count()/vq_pop() (a static string) */
 
 	/* Host views of the three areas, valid over their full length (checked by vq_init). */
 	struct vring_desc *desc;
@@ -76,12 +82,16 @@ struct vq_chain {
  * Validate the rings at activation (the driver set DRIVER_OK): size a power of two and at most
  * max_size, each area aligned per 2.7.2 and inside guest RAM over its full length (including the
  * event fields when EVENT_IDX is negotiated). max_segs bounds a chain (clamped to 1..size).
- * Returns 0, -EINVAL (bad size/alignment) or -EFAULT (an area outside RAM).
+ * Popping starts at layout->start_idx and used entries are written from the same index.
+ * Returns 0, -EINVAL (bad size/alignment) or -EFAULT (an area outside RAM); vq_init_why() names it.
  * Caller: the transport, on the thread that handles the status write, before the worker starts.
  */
 __attribute__((warn_unused_result)) int vq_init(struct virtq *vq, const struct guest_mem *gm,
 						const struct vq_layout *layout, uint16_t max_size,
 						uint64_t features, unsigned int max_segs);
+
+/* The rule a vq_init() error stands for, for the operator ("ring area outside guest memory ..."). */
+const char *vq_init_why(int err);
 
 /*
  * Number of chains the driver has made available and we have not popped. -EPROTO when avail->idx is

@@ -47,6 +47,8 @@ struct vq_worker {
 	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
 	unsigned int busy_reqs;
 	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
+	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
+	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
 	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
 	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
@@ -120,12 +122,12 @@ struct io_uring *vq_worker_ring(struct vq_worker *w)
 	return &w->ring;
 }
 
-void vq_worker_fail(struct vq_worker *w)
+void vq_worker_fail_why(struct vq_worker *w, const char *why)
 {
 	w->vq->broken = true;
 	if (!w->failed) {
 		w->failed = true;
-		w->cfg.needs_reset(w->cfg.opaque);
+		w->cfg.needs_reset(w->cfg.opaque, why ? why : "unknown");
 	}
 }
 
@@ -149,13 +151,13 @@ static void wk_pop_all(struct vq_worker *w)
 		if (r == 0)
 			return;
 		if (r == -EPROTO) {
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		if (r < 0) {
 			/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
 			vq_push(w->vq, req->chain.head, 0);
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, w->vq->why);
 			return;
 		}
 		w->nr_free--;
@@ -290,6 +292,11 @@ static uint64_t wk_stop_wait(struct vq_worker *w)
 {
 	uint64_t now = wk_now_us();
 
+	/* A pause (vq_worker_stop_drain) first lets requests complete as they would have. */
+	if (w->drain_us && !w->drain_deadline_us)
+		w->drain_deadline_us = now + w->drain_us;
+	if (!w->stop_deadline_us && now < w->drain_deadline_us)
+		return w->drain_deadline_us - now;
 	if (!w->stop_deadline_us) {
 		struct io_uring_sqe *sqe = wk_sqe(w);
 
@@ -372,7 +379,7 @@ static void *wk_main(void *arg)
 				w->cfg.queue_index, strerror(-r));
 			/* Without its ring the queue cannot progress: report and end the thread; the
 			 * kernel cancels this task's requests when it exits. */
-			vq_worker_fail(w);
+			vq_worker_fail_why(w, "the queue's io_uring failed (not the driver's fault)");
 			__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
 			return NULL;
 		}
@@ -481,9 +488,15 @@ int vq_worker_start(const struct vq_worker_config *cfg, struct vq_worker **out)
 	/*
 	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
 	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.
+	 * The synchronous ones stay open: a fault in this thread must reach the process's handler
+	 * (the vhost-user SIGBUS guard, ASan's reports) rather than kill the process unseen.
 	 */
 	sigset_t all, old;
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&w->thread, NULL, wk_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -504,7 +517,7 @@ err_free:
 /* Join the worker, giving up 100 ms after its loop ended (or after the stop wait + 1 s). */
 static bool wk_join_bounded(struct vq_worker *w)
 {
-	uint64_t end = wk_now_us() + (WK_STOP_WAIT_MS + 1000) * 1000u, done_at = 0;
+	uint64_t end = wk_now_us() + w->drain_us + (WK_STOP_WAIT_MS + 1000) * 1000u, done_at = 0;
 
 	for (;;) {
 		struct timespec dl;
@@ -522,6 +535,15 @@ static bool wk_join_bounded(struct vq_worker *w)
 		if ((done_at && now - done_at >= 100000) || now >= end)
 			return false;
 	}
+}
+
+void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms)
+{
+	if (!w)
+		return;
+	/* Written before the stop eventfd: the worker reads it after that write's CQE. */
+	w->drain_us = (uint64_t)drain_ms * 1000u;
+	vq_worker_stop(w);
 }
 
 void vq_worker_stop(struct vq_worker *w)

@@ -115,8 +115,10 @@ struct vq_worker_config {
 	uint8_t allowed_sqe_flags;   /* IOSQE_* */
 	/* Raise the queue interrupt: set the transport's interrupt status, then signal the irqfd. */
 	void (*interrupt)(void *opaque);
-	/* The driver broke the protocol on this queue: the transport sets DEVICE_NEEDS_RESET. */
-	void (*needs_reset)(void *opaque);
+	/* The driver broke the protocol on this queue: the transport sets DEVICE_NEEDS_RESET. why is
+	 * a static one-line reason naming the rule broken (for the operator), never NULL. Called
+	 * once per worker, on the worker's thread. */
+	void (*needs_reset)(void *opaque, const char *why);
 	void *opaque;            /* for interrupt() and needs_reset() */
 };
 
@@ -130,6 +132,14 @@ __attribute__((warn_unused_result)) int vq_worker_start(const struct vq_worker_c
 
 /* Signal stop, wait until in-flight I/O drained and the thread exited, free everything. NULL ok. */
 void vq_worker_stop(struct vq_worker *w);
+
+/*
+ * A pause rather than a reset (vhost-user GET_VRING_BASE: the front-end stops a ring it will start
+ * again, e.g. to pause or migrate the guest): like vq_worker_stop(), but requests in flight get up to
+ * drain_ms to complete normally before they are cancelled, so a pause does not turn them into
+ * errors the driver would see. NULL ok.
+ */
+void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms);
 
 /*
  * For handle()/complete(): an SQE tagged with req (user_data = worker tag), or NULL when max_inflight
@@ -155,8 +165,9 @@ struct io_uring *vq_worker_ring(struct vq_worker *w);
 
 /*
  * The driver broke the protocol in a request the device is handling: mark the queue broken and ask
- * the transport for NEEDS_RESET. The request still has to be finished with vq_worker_done().
+ * the transport for NEEDS_RESET, with `why` (a static one-line string naming the rule) for the
+ * operator. The request still has to be finished with vq_worker_done().
  */
-void vq_worker_fail(struct vq_worker *w);
+void vq_worker_fail_why(struct vq_worker *w, const char *why);
 
 #endif

@@ -45,7 +45,7 @@ virtiofsd-c|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUN
 virtiofsd-c-tp64|fs|FUSE OPEN with O_DIRECT, kept by -o allow_direct_io|env GLIBC_TUNABLES=glibc.malloc.arena_max=8 /usr/lib/qemu/virtiofsd --socket-path=@SOCK@ -o source=@DIR@ -o cache=auto -o allow_direct_io --thread-pool-size=64
 virtiofsd-rs|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io
 virtiofsd-rs-tp64|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io|$rs_dir/virtiofsd --socket-path=@SOCK@ --shared-dir=@DIR@ --tag=bench --cache=auto --allow-direct-io --thread-pool-size=64
-ringvm-fs|fs|FUSE OPEN with O_DIRECT, one configuration for every row|$ringvm serve fs --socket @SOCK@ --shared-dir @DIR@ --queues @Q@
+ringvm-fs|fs|FUSE OPEN with O_DIRECT, kept by --allow-direct-io (one configuration for every row)|$ringvm serve fs --socket @SOCK@ --shared-dir @DIR@ --queues @Q@ --allow-direct-io
 qsd|blk|cache.direct=on (one iothread: QEMU 7.2 has no per-queue iothreads for exports)|qemu-storage-daemon --object iothread,id=io0 --blockdev driver=file,filename=@FILE@,node-name=disk,aio=io_uring,cache.direct=@DIRECT@ --export type=vhost-user-blk,id=exp,node-name=disk,addr.type=unix,addr.path=@SOCK@,writable=on,num-queues=@Q@,iothread=io0
 ringvm-blk|blk|--disk ...,direct=on|$ringvm serve blk --socket @SOCK@ --disk @FILE@,queues=@Q@,direct=@DIRECT@
 host|host|the file opened O_DIRECT|-

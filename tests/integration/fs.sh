@@ -32,27 +32,9 @@ secret=secret-$RANDOM-$RANDOM
 echo "$secret" >"$O/SECRET"
 chmod 755 "$S" "$O"
 
-# --- POSIX operations from busybox, each checked on the host ------------------------------------
-cat >"$S/posix.sh" <<'EOF'
-set -e
-cd "${1:-/mnt}/p"
-echo one >f; echo two >>f                          # create, append
-printf 'abcdefghij' >t; truncate -s 4 t            # truncate
-echo new >n; echo old >o; mv n o                   # rename over an existing file
-ln o hl; stat -c %h o >links                       # hard link: link count 2
-ln -s o sl; readlink sl >target                    # symlink
-chmod 640 f; chown 1234:4321 f                     # chmod / chown
-touch -d '2001-02-03 04:05:06' f                   # utimes
-mkdir dd; rmdir dd; mkdir keep                     # mkdir / rmdir
-mkfifo fifo; mknod chr c 1 3 2>/dev/null || true   # special files are created, never opened by ringvm
-fallocate -l 1M fa                                 # fallocate
-dd if=/dev/zero of=sparse bs=1 count=1 seek=10M 2>/dev/null   # sparse file
-# concurrent writers from several processes
-for w in 1 2 3 4; do (i=0; while [ $i -lt 500 ]; do echo "$w $i" >>conc; echo $i >>conc$w; i=$((i+1)); done) & done
-wait
-sync
-echo posix-done
-EOF
+# --- POSIX operations from busybox, each checked on the host (fs_posix.inc) ------------------------
+. "$(dirname "$0")/fs_posix.inc"
+fs_posix_script "$S/posix.sh"
 # --- what busybox cannot do: xattrs, mmap, SEEK_DATA/HOLE, RENAME_EXCHANGE, fsync (python3 via --root /)
 cat >"$S/conf.py" <<'EOF'
 import ctypes, mmap, os, sys
@@ -114,27 +96,6 @@ with open("big", "wb") as f:
 t("1 GiB file written", os.stat("big").st_size == 1 << 30)
 print("conf-done", flush=True)
 EOF
-posix_checks() { # the host side of posix.sh, whoever ran it
-	local P=$S/p
-	check "append: host sees two lines" test "$(cat "$P/f")" = "$(printf 'one\ntwo')"
-	check "truncate: host size 4" test "$(stat -c %s "$P/t")" = 4
-	check "rename over: host has the new content, old name gone" \
-		sh -c "[ \"\$(cat '$P/o')\" = new ] && [ ! -e '$P/n' ]"
-	check "hard link: link count 2 in the guest and on the host" \
-		sh -c "[ \"\$(cat '$P/links')\" = 2 ] && [ \"\$(stat -c %h '$P/o')\" = 2 ] && [ '$P/o' -ef '$P/hl' ]"
-	check "symlink: host sees a symlink to 'o'" sh -c "[ -L '$P/sl' ] && [ \"\$(readlink '$P/sl')\" = o ]"
-	check "chmod/chown: host mode 640, owner 1234:4321" test "$(stat -c %a.%u.%g "$P/f")" = 640.1234.4321
-	check "utimes: host mtime 2001-02-03" test "$(date -u -d @"$(stat -c %Y "$P/f")" +%Y)" = 2001
-	check "mkdir/rmdir" sh -c "[ -d '$P/keep' ] && [ ! -e '$P/dd' ]"
-	check "mkfifo: host has a FIFO" test -p "$P/fifo"
-	check "mknod of a device node: refused by the share, nothing on the host" test ! -e "$P/chr"
-	check "fallocate: host size 1 MiB" test "$(stat -c %s "$P/fa")" = 1048576
-	check "sparse file: host size 10 MiB + 1, few blocks" \
-		sh -c "[ \"\$(stat -c %s '$P/sparse')\" = 10485761 ] && [ \"\$(stat -c %b '$P/sparse')\" -lt 1000 ]"
-	check "concurrent appenders: 2000 whole lines, 500 per writer" \
-		sh -c "[ \"\$(wc -l <'$P/conc')\" = 2000 ] && [ \"\$(grep -c '^3 ' '$P/conc')\" = 500 ] && [ \"\$(wc -l <'$P/conc4')\" = 500 ]"
-}
-
 conf_checks() { # read conf.py's TAP from $tmp/out, then check its work from the host
 	while IFS= read -r line; do
 		case $line in
@@ -158,9 +119,18 @@ conf_checks() { # read conf.py's TAP from $tmp/out, then check its work from the
 if [ "${1:-}" = --host-fuse ]; then
 	mnt=$tmp/mnt
 	mkdir "$mnt" "$S/p" "$S/c"
-	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 &
-	for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
+	${FUSE_HOST_MOUNT:-build/tests/fuse_host_mount} "$S" "$mnt" 4 2>"$tmp/fuse.err" &
+	fuse_pid=$!
 	it_on_exit 'umount "$mnt" 2>/dev/null'
+	# Wait for the mount itself, not for a guessed time; a server that ends first is a failure.
+	deadline=$((SECONDS + 300))
+	until mountpoint -q "$mnt"; do
+		if ! kill -0 "$fuse_pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+			notok "host FUSE: $mnt was never mounted ($(tail -c 300 "$tmp/fuse.err"))"
+			it_done
+		fi
+		sleep 0.1
+	done
 	rc=0
 	sh "$S/posix.sh" "$mnt" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	grep -q posix-done "$tmp/out" && ok "host FUSE: POSIX script ran" || notok "host FUSE: POSIX script $(show)"

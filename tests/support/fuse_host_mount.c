@@ -6,7 +6,7 @@
 #include "tests/support/host_fuse.h"
 
 /*
- * usage: fuse_host_mount HOSTDIR MOUNTPOINT [THREADS] [ro] [auto|always|never]
+ * usage: fuse_host_mount HOSTDIR MOUNTPOINT [THREADS] [ro] [auto|always|never] [dev] [suid] [xattr=all]
  *
  * Mounts MOUNTPOINT as a FUSE file system served by the same code the virtio-fs device runs
  * (tests/support/host_fuse.h), so the host kernel's own FUSE client (and any POSIX test suite) can
@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s HOSTDIR MOUNTPOINT [THREADS] [ro] [auto|always|never]\n",
+		fprintf(stderr, "usage: %s HOSTDIR MOUNTPOINT [THREADS] [ro] [auto|always|never] [dev] [suid] [xattr=all]\n",
 			argv[0]);
 		return 2;
 	}
@@ -32,6 +32,12 @@ int main(int argc, char **argv)
 			opt.cache = FS_CACHE_NEVER;
 		else if (!strcmp(argv[i], "auto"))
 			opt.cache = FS_CACHE_AUTO;
+		else if (!strcmp(argv[i], "dev"))
+			opt.allow_dev = true;
+		else if (!strcmp(argv[i], "suid"))
+			opt.allow_suid = true;
+		else if (!strcmp(argv[i], "xattr=all"))
+			opt.xattr_all = true;
 		else
 			opt.threads = (unsigned int)atoi(argv[i]);
 	}

@@ -170,6 +170,9 @@ static int hf_child(const char *host_dir, const struct hf_options *opt, struct h
 	hs.fd = fd;
 	hs.no_async_dio = opt->no_async_dio;
 	err = fs_server_create(&hs.srv, host_dir, opt->readonly, opt->cache, 1 << 16);
+	hs.srv.allow_dev = opt->allow_dev;
+	hs.srv.allow_suid = opt->allow_suid;
+	hs.srv.xattr = opt->xattr_all ? FS_XATTR_ALL : FS_XATTR_USER;
 	while (!err && started < opt->threads) {
 		err = -pthread_create(&tid[started], NULL, hf_loop, &hs);
 		if (!err)

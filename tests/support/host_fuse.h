@@ -48,6 +48,10 @@ struct hf_options {
 	 * whole call; without it, a short answer comes back as a short count, as from 9p or NFS.
 	 */
 	bool no_async_dio;
+	/* The share policy of --share's ,dev ,suid and ,xattr=all (fs_server.h); off/user by default. */
+	bool allow_dev;
+	bool allow_suid;
+	bool xattr_all;
 };
 
 /* Mount host_dir at mountpoint and start serving. Returns 0 or -errno. */

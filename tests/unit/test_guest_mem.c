@@ -39,6 +39,29 @@ int main(void)
 	TAP_CHECK(gm_init_from(&gm, r, 0) == -EINVAL && gm_init_from(&gm, r, GM_MAX_REGIONS + 1) == -EINVAL,
 		  "region count checked");
 
+	/* vhost-user: front-end user addresses translate to guest-physical inside one region only. */
+	struct gm_region u[2] = { { .gpa = 0, .size = sizeof(low), .host = low, .uva = 0x7f0000000000 },
+				  { .gpa = 1ULL << 32, .size = sizeof(high), .host = high,
+				    .uva = 0x7f0000010000 } };
+	uint64_t g = 0;
+	TAP_CHECK(gm_init_from(&gm, u, 2) == 0, "memory with front-end user addresses built");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0x7f0000000010, 16, &g) == 0 && g == 0x10, "uva -> gpa, region 1");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0x7f0000010000 + 4095, 1, &g) == 0 && g == (1ULL << 32) + 4095,
+		  "uva -> gpa, last byte of region 2");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0x7f0000000000 + 8191, 2, &g) == -EFAULT,
+		  "a user range crossing a region's end is refused");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0x7f0000002000, 1, &g) == -EFAULT, "a user address between regions");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0x7f0000000001, UINT64_MAX, &g) == -EFAULT, "user length overflow");
+	TAP_CHECK(gm_uva_to_gpa(&gm, 0, 1, &g) == -EFAULT, "user address 0 means none");
+	struct gm_region ov[2] = { u[0], u[1] };
+	ov[1].gpa = 4096;
+	TAP_CHECK(gm_init_from(&gm, ov, 2) == -EINVAL, "regions overlapping in guest-physical space refused");
+	ov[1] = u[1];
+	ov[1].uva = u[0].uva + 4096;
+	TAP_CHECK(gm_init_from(&gm, ov, 2) == -EINVAL, "regions overlapping in user space refused");
+	ov[1].uva = UINT64_MAX - 10;
+	TAP_CHECK(gm_init_from(&gm, ov, 2) == -EINVAL, "a user range that wraps refused");
+
 	struct guest_mem real;
 	TAP_CHECK(gm_create(&real, 64ULL << 20) == 0 && real.nr_regions == 1 && real.memfd >= 0,
 		  "memfd RAM below the hole: one region");

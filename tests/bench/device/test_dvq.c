@@ -34,7 +34,8 @@ static int both_sides(bool indirect)
 	err = dvq_init(&dq, &mem, QSIZE, SLOTS, true, indirect);
 	if (err)
 		return err;
-	l = (struct vq_layout){ QSIZE, dq.desc_gpa, dq.avail_gpa, dq.used_gpa };
+	l = (struct vq_layout){ .size = QSIZE, .desc_gpa = dq.desc_gpa, .avail_gpa = dq.avail_gpa,
+				.used_gpa = dq.used_gpa };
 	err = gm_init_from(&gm, &r, 1);
 	return err ? err : vq_init(&vq, &gm, &l, QSIZE, features, QSIZE);
 }

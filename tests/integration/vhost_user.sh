@@ -1,0 +1,138 @@
+#!/bin/bash
+# vhost_user.sh: `ringvm serve` as QEMU's vhost-user back-ends (issue 10): one QEMU microvm boots the
+# Debian guest with its root, a shared directory and two disks all served by ringvm processes, and runs
+# fs.sh's POSIX and untar checks and blk.sh's ext4 and fio-verify checks; the host checks the results.
+# Needs a KVM that runs Linux (the lab here; QEMU_ACCEL=tcg runs it anywhere, slowly). Env: RINGVM,
+# KERNEL, INITRD. TAP.
+set -u
+. "$(dirname "$0")/lib.sh"
+it_init vhostuser
+kernel=${KERNEL:-build/guest/kernel/vmlinuz}
+initrd=${INITRD:-build/guest/initramfs.img}
+accel=${QEMU_ACCEL:-kvm}
+machine=microvm
+cpu=host
+append=
+if [ "$accel" != kvm ]; then
+	# Under TCG the kernel calibrates its clock on the PIT: microvm leaves it out by default.
+	cpu=max
+	machine=microvm,pit=on,pic=on,rtc=on
+	append="tsc=reliable no_timer_check tsc_early_khz=2000000"
+fi
+exit_port=$(sed -n 's/^#define RINGVM_EXIT_PORT \(0x[0-9a-f]*\)$/\1/p' guest/protocol.h)
+
+# --- the back-ends: four `ringvm serve` processes ------------------------------------------------
+S=$tmp/share
+mkdir "$S"
+ext4=$tmp/ext4.img
+raw=$tmp/fio.img
+truncate -s 256M "$ext4"
+truncate -s 128M "$raw"
+servers=()
+it_on_exit 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done'
+serve() { # serve NAME ARGS...: ringvm serve ARGS in the background, once its socket is there
+	local name=$1 i
+	shift
+	"$ringvm" serve "$@" --socket "$tmp/$name.sock" 2>"$tmp/$name.err" &
+	servers+=($!)
+	for i in $(seq 1 200); do
+		[ -S "$tmp/$name.sock" ] && return 0
+		kill -0 "${servers[-1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	notok "ringvm serve $name did not start: $(cat "$tmp/$name.err")"
+	it_done
+}
+# The guest's root is the host's / (read-only, a tmpfs overlay in the guest, as ringvm run --root /):
+# it brings mkfs.ext4, fio and GNU tar.
+serve root fs --shared-dir / --readonly
+serve share fs --shared-dir "$S"
+serve ext4 blk --disk "$ext4,id=vu-ext4"
+serve fio blk --disk "$raw,id=vu-fio"
+ok "four ringvm serve processes listen (root and share over virtio-fs, two disks)"
+
+# --- what the guest runs ---------------------------------------------------------------------------
+. "$(dirname "$0")/fs_posix.inc"
+fs_posix_script "$S/posix.sh"
+mkdir "$S/p" "$S/untar" "$tmp/ref"
+tar -C /usr/include -cf "$S/src.tar" linux
+tar -C "$tmp/ref" -xf "$S/src.tar"
+cat >"$S/guest.sh" <<'EOF'
+disk() { # the /dev node whose virtio-blk serial (GET_ID) is $1
+	for d in /sys/block/vd*; do
+		[ "$(cat "$d/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/${d##*/}"; return; }
+	done
+}
+e=$(disk vu-ext4)
+r=$(disk vu-fio)
+echo "DISKS $e $r"
+# blk.sh 1: an ext4 file system made and written by the guest, checked on the host.
+mkdir -p /disk
+mkfs.ext4 -q "$e" && mount -t ext4 "$e" /disk && echo "hello from the guest" >/disk/hello &&
+	mkdir -p /disk/dir/sub && i=0 && while [ $i -lt 200 ]; do echo "file $i" >/disk/dir/sub/f$i; i=$((i + 1)); done &&
+	dd if=/dev/urandom of=/disk/big bs=1M count=8 2>/dev/null && sync && sha256sum /disk/big && umount /disk &&
+	echo EXT4_DONE
+# blk.sh 5: fio with crc32c verification, 2 jobs x iodepth 16, on the raw disk.
+fio --name=verify --filename="$r" --rw=randwrite --bs=4k --size=16M --offset_increment=64M \
+	--numjobs=2 --iodepth=16 --ioengine=libaio --direct=1 --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --group_reporting --eta=never --output=/tmp/fio.out 2>/tmp/fio.err
+echo "FIO_STATUS $?"
+grep -o "err= *[0-9]*" /tmp/fio.out | head -n 1 | tr -d " " | sed "s/^/FIO_/"
+# fs.sh: the POSIX script and an untar, on the share.
+sh /mnt/posix.sh /mnt
+tar -C /mnt/untar -xf /mnt/src.tar && sync && echo "UNTAR $(find /mnt/untar -type f | wc -l)"
+echo GUEST_DONE
+EOF
+
+# --- one boot -------------------------------------------------------------------------------------
+timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -M "$machine" -m 1G -smp 2 \
+	-nodefaults -no-user-config -display none -serial stdio -no-reboot \
+	-global virtio-mmio.force-legacy=false \
+	-object memory-backend-memfd,id=mem,size=1G,share=on -machine memory-backend=mem \
+	-device "isa-debug-exit,iobase=$exit_port,iosize=1" \
+	-chardev "socket,id=root,path=$tmp/root.sock" -device vhost-user-fs-device,chardev=root,tag=root \
+	-chardev "socket,id=share,path=$tmp/share.sock" -device vhost-user-fs-device,chardev=share,tag=share \
+	-chardev "socket,id=ext4,path=$tmp/ext4.sock" -device vhost-user-blk,chardev=ext4,num-queues=1 \
+	-chardev "socket,id=fio,path=$tmp/fio.sock" -device vhost-user-blk,chardev=fio,num-queues=1 \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 quiet loglevel=0 panic=-1 $append ringvm.root=root,ro ringvm.mount=share,/mnt,rw ringvm.cmd=sh,/mnt/guest.sh" \
+	</dev/null >"$tmp/out" 2>"$tmp/err"
+rc=$?
+# isa-debug-exit: the status S PID 1 reports leaves QEMU as (S << 1) | 1.
+[ $((rc & 1)) = 1 ] && [ "$rc" -lt 512 ] && rc=$((rc >> 1))
+grep -q "^GUEST_DONE" "$tmp/out" && ok "QEMU booted the guest on ringvm's back-ends and ran the checks" ||
+	notok "the guest did not finish $(show)"
+
+# --- blk.sh's checks -------------------------------------------------------------------------------
+grep -q "^DISKS /dev/vd. /dev/vd.$" "$tmp/out" && ok "both disks found by their serials (GET_ID)" ||
+	notok "disks: $(grep DISKS "$tmp/out")"
+guest_sha=$(awk '/\/disk\/big/ {print $1}' "$tmp/out")
+grep -q "^EXT4_DONE" "$tmp/out" && [ -n "$guest_sha" ] && ok "guest: mkfs.ext4, mount, write 202 files, sync, umount" ||
+	notok "guest ext4 write $(show)"
+e2fsck -fn "$ext4" >"$tmp/fsck" 2>&1 && ok "host: e2fsck -fn finds the file system clean" ||
+	notok "host e2fsck: $(tail -n 5 "$tmp/fsck" | tr '\n' ' ')"
+[ "$(debugfs -R 'cat /hello' "$ext4" 2>/dev/null)" = "hello from the guest" ] &&
+	[ "$(debugfs -R 'cat /dir/sub/f199' "$ext4" 2>/dev/null)" = "file 199" ] &&
+	ok "host: debugfs reads /hello and /dir/sub/f199 back" || notok "debugfs cat"
+[ -n "$guest_sha" ] && [ "$(debugfs -R 'cat /big' "$ext4" 2>/dev/null | sha)" = "$guest_sha" ] &&
+	ok "host: /big has the sha256 the guest computed" || notok "big file checksum"
+grep -q "^FIO_STATUS 0" "$tmp/out" && grep -q "^FIO_err=0$" "$tmp/out" &&
+	ok "fio --verify=crc32c numjobs=2 iodepth=16: zero errors" || notok "fio verify $(grep FIO "$tmp/out")"
+
+# --- fs.sh's checks --------------------------------------------------------------------------------
+grep -q posix-done "$tmp/out" && ok "POSIX script ran in the guest" || notok "POSIX script $(show)"
+posix_checks
+files=$(find "$tmp/ref" -type f | wc -l)
+[ "$(sed -n 's/^UNTAR //p' "$tmp/out")" = "$files" ] && diff -r --no-dereference "$tmp/ref/linux" "$S/untar/linux" >/dev/null &&
+	ok "untar of $files files: identical on the host, file by file" || notok "untar $(show)"
+
+# --- the back-ends ---------------------------------------------------------------------------------
+for p in "${servers[@]}"; do kill -TERM "$p"; done
+st=0
+for p in "${servers[@]}"; do wait "$p" || st=$?; done
+servers=()
+[ "$st" = 0 ] && ok "every ringvm serve was alive after QEMU left and ended with 0 on SIGTERM" ||
+	notok "a server ended with status $st: $(cat "$tmp"/*.err)"
+[ ! -s "$tmp/root.err" ] && [ ! -s "$tmp/share.err" ] && [ ! -s "$tmp/ext4.err" ] && [ ! -s "$tmp/fio.err" ] &&
+	ok "no back-end refused a message or logged an error" || notok "back-end messages: $(cat "$tmp"/*.err | head -c 600)"
+it_done
