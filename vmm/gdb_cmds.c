@@ -388,7 +388,8 @@ static const char *cmd_query(struct gdb_stub *s, const char *q)
 	if (!strcmp(q, "qfThreadInfo")) {
 		size_t o = 0;
 		s->reply[o++] = 'm';
-		for (unsigned int i = 0; i < s->nr_vcpus; i++)
+		/* At most 255 vCPUs (",ff" each) fit many times over; the bound keeps o inside anyway. */
+		for (unsigned int i = 0; i < s->nr_vcpus && o + 16 < sizeof(s->reply); i++)
 			o += (size_t)snprintf(s->reply + o, sizeof(s->reply) - o, "%s%x", i ? "," : "", i + 1);
 		return s->reply;
 	}
