@@ -14,6 +14,8 @@ LIB_SRCS += vmm/kconfig.c vmm/errmsg.c
 CLI_SRCS += vmm/cli_tree.c
 UNIT_TESTS += kconfig
 test_kconfig_SRCS := vmm/kconfig.c tests/unit/test_kconfig.c
+UNIT_TESTS += cli_tree
+test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
 # The fuzzer: the receiver and every packet handler, over the x86 registers and page walk.
 FUZZERS += gdb_stub
 fuzz_gdb_stub_SRCS := vmm/gdb_packet.c vmm/gdb_cmds.c arch/x86/gdb_x86.c arch/x86/pagewalk.c \
