@@ -158,8 +158,13 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/include/config/kernel.release", t->dir);
 	char *rel;
 	size_t rel_len;
-	if (read_path(path, &rel, &rel_len) < 0 || rel_len == 0 || rel_len >= sizeof(t->release))
+	if (read_path(path, &rel, &rel_len) < 0)
 		return errmsg(err, errlen, -ENOENT, "kernel tree %s has no include/config/kernel.release", t->dir);
+	if (rel_len == 0 || rel_len >= sizeof(t->release)) {
+		free(rel);
+		return errmsg(err, errlen, -ENOENT, "kernel tree %s: include/config/kernel.release is empty or too long",
+			      t->dir);
+	}
 	rel[strcspn(rel, "\n")] = '\0';
 	snprintf(t->release, sizeof(t->release), "%s", rel);
 	free(rel);
