@@ -1,5 +1,5 @@
 # devices: virtio transport, rings, per-queue workers, and each device in its own folder.
-VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c \
+VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c devices/virtio/pace.c \
 	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
@@ -7,7 +7,9 @@ LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
 # Test doubles shared with other devices' tests (virtio-fs links them too).
 VIRTIO_FAKES := devices/virtio/fake_vm.c devices/virtio/fake_ring.c vmm/guest_mem.c
 
-UNIT_TESTS += virtq mmio blk_spec blk_req blk_e2e
+UNIT_TESTS += virtq mmio blk_spec blk_req blk_e2e pace worker_pace
+test_pace_SRCS := devices/virtio/pace.c tests/unit/test_pace.c
+test_worker_pace_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_pace.c
 test_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c $(VIRTIO_FAKES) \
 	tests/unit/test_virtq.c
 test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c

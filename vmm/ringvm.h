@@ -94,6 +94,11 @@ enum ringvm_serve_device {
 	RINGVM_SERVE_BLK, /* virtio-blk over disk */
 };
 
+/* ringvm serve's default busy-poll ceiling (see ringvm_serve_config.poll_us; measured in
+   tests/bench/device: it saves the worker's wake-up when the driver answers within it). */
+#define RINGVM_SERVE_POLL_US 50
+#define RINGVM_SERVE_MAX_POLL_US 1000
+
 struct ringvm_serve_config {
 	enum ringvm_serve_device device;
 	const char *socket;	/* Unix socket path to create and listen on (a stale socket there
@@ -109,6 +114,10 @@ struct ringvm_serve_config {
 				   off: dropped, the host page cache serves; virtiofsd's option) */
 	/* virtio-blk: a --disk spec, PATH[,readonly][,direct=on|off][,queues=N][,id=S][,poll_us=N] */
 	const char *disk;
+	/* Both: the queue workers' busy-poll ceiling in microseconds (0..RINGVM_SERVE_MAX_POLL_US; 0 =
+	   never poll); the window adapts below it (devices/virtio/pace.h). A --disk spec's poll_us=
+	   wins over it. Default RINGVM_SERVE_POLL_US. */
+	unsigned int poll_us;
 	bool seccomp;	     /* confine the process once listening (default true; vmm/seccomp.c) */
 	bool drop_privileges; /* keep only the capabilities the share needs, no_new_privs (default
 				 true; vmm/privilege.h), before the first thread */

@@ -37,6 +37,7 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->listen_fd = -1;
 	cfg->stop_fd = -1;
 	cfg->queues = 1;
+	cfg->poll_us = RINGVM_SERVE_POLL_US;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
 }
@@ -73,6 +74,10 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	if (cfg->queues < 1 || cfg->queues > FS_MAX_QUEUES)
 		return serve_fail(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
 	fc->queues = cfg->queues;
+	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
+		return serve_fail(err, errlen, -EINVAL, "--poll-us must be 0..%d",
+				  RINGVM_SERVE_MAX_POLL_US);
+	fc->poll_us = cfg->poll_us;
 	const char *c = cfg->cache ? cfg->cache : "auto";
 	if (!strcmp(c, "auto"))
 		fc->cache = FS_CACHE_AUTO;
@@ -98,6 +103,11 @@ static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_
 	if (ret)
 		return serve_fail(err, errlen, ret, "--disk %s: %s", cfg->disk,
 				  d->blk_cfg.error ? d->blk_cfg.error : strerror(-ret));
+	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
+		return serve_fail(err, errlen, -EINVAL, "--poll-us must be 0..%d",
+				  RINGVM_SERVE_MAX_POLL_US);
+	if (!d->blk_cfg.poll_us_given)
+		d->blk_cfg.poll_us = cfg->poll_us;
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
 		return serve_fail(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path,

@@ -18,7 +18,9 @@ struct blk_config {
 	bool direct;             /* O_DIRECT, with a buffered fallback for unaligned requests */
 	unsigned int queues;     /* 0 = the default passed to blk_create (one per vCPU) */
 	char id[BLK_ID_MAX + 1]; /* "" = derived from the path */
-	unsigned int poll_us;    /* queue workers busy-poll this long before sleeping; 0 = off */
+	unsigned int poll_us;    /* queue workers busy-poll up to this long before sleeping (the window
+				    adapts below it, devices/virtio/pace.h); 0 = off */
+	bool poll_us_given;      /* poll_us= was in the spec (ringvm serve's --poll-us defers to it) */
 	const char *error;       /* set by blk_parse_spec on failure: a static one-line reason */
 };
 

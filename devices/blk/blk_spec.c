@@ -48,6 +48,7 @@ static int blk_parse_option(const char *opt, size_t len, struct blk_config *out)
 	if (len >= 8 && !memcmp(opt, "poll_us=", 8)) {
 		if (blk_parse_uint(opt + 8, len - 8, BLK_MAX_POLL_US, &out->poll_us))
 			return blk_spec_error(out, "poll_us= must be a number from 0 to 1000");
+		out->poll_us_given = true;
 		return 0;
 	}
 	if (len > 7 && !memcmp(opt, "direct=", 7)) {

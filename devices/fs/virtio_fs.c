@@ -427,6 +427,7 @@ int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 	v->queue_max_size = FS_QUEUE_SIZE;
 	v->max_segs = FS_MAX_SEGS;
 	v->req_priv_size = sizeof(struct fs_io);
+	v->poll_us = cfg->poll_us;
 	v->ops = &fs_dev_ops;
 	v->queue_ops = &fs_queue_ops;
 	*out = fs;

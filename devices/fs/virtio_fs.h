@@ -26,6 +26,8 @@ struct fs_config {
 	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
 	bool allow_direct_io;   /* the guest's O_DIRECT opens are O_DIRECT on the host (off: dropped) */
 	enum fs_xattr_policy xattr; /* default FS_XATTR_USER */
+	unsigned int poll_us;   /* queue workers busy-poll up to this long before sleeping (adaptive,
+				   devices/virtio/pace.h); 0 = off (the default) */
 };
 
 /*

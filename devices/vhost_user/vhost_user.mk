@@ -16,7 +16,7 @@ fuzz_vu_decode_SRCS := devices/vhost_user/vu_decode.c devices/vhost_user/fuzz_vu
 # in a memfd, real devices and workers.
 VU_FRONT := tests/support/vu_front.c devices/virtio/fake_ring.c
 UNIT_TESTS += vu_blk
-VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c \
+VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c devices/virtio/pace.c \
 	devices/virtio/core.c
 test_vu_blk_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
 	tests/unit/test_vu_blk.c

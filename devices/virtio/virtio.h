@@ -78,7 +78,8 @@ struct virtio_dev {
 	uint16_t queue_max_size;  /* QueueNumMax of every queue: a power of two <= 32768 */
 	unsigned int max_segs;    /* descriptors allowed in one chain (hop budget); <= queue size */
 	size_t req_priv_size;     /* per-request device state (vq_req.priv) */
-	unsigned int poll_us;     /* worker busy-poll before sleeping; 0 = off */
+	unsigned int poll_us;     /* worker busy-poll ceiling before sleeping (adaptive, pace.h);
+				     0 = off */
 	unsigned int max_inflight; /* io_uring SQEs in flight per queue; 0 = default (worker.h) */
 	const uint8_t *allowed_ops;   /* IORING_OP_* the device submits; NULL = unrestricted rings */
 	unsigned int nr_allowed_ops;  /* see vq_worker_config */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "devices/virtio/pace.h"
 
 /* Tags for the two eventfd reads; request tags are (gen << 32 | slot) with slot < 2^16. */
 #define WK_TAG_KICK UINT64_MAX
@@ -50,8 +53,11 @@ struct vq_worker {
 	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
 	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
 	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
+	struct pace_poll poll; /* the adaptive busy-poll window (pace.h) */
 	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
 };
+
+static unsigned int wk_reap(struct vq_worker *w);
 
 static uint64_t wk_tag(const struct vq_req *req)
 {
@@ -142,39 +148,110 @@ void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written)
 	w->busy_reqs--;
 }
 
-/* Pop and hand chains to the device while slots and SQEs last. */
-static void wk_pop_all(struct vq_worker *w)
+/* What the worker has in hand (pace.h): requests not yet completed + chains waiting in the ring. */
+static unsigned int wk_held(struct vq_worker *w)
 {
-	while (w->nr_free && !w->backpressure && !w->failed) {
-		struct vq_req *req = &w->slots[w->free_slots[w->nr_free - 1]];
-		int r = vq_pop(w->vq, &req->chain);
-		if (r == 0)
-			return;
-		if (r == -EPROTO) {
-			vq_worker_fail_why(w, w->vq->why);
-			return;
-		}
-		if (r < 0) {
-			/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
-			vq_push(w->vq, req->chain.head, 0);
-			vq_worker_fail_why(w, w->vq->why);
-			return;
-		}
-		w->nr_free--;
-		w->busy_reqs++;
-		req->busy = true;
-		req->inflight = 0;
-		if (w->cfg.priv_size)
-			memset(req->priv, 0, w->cfg.priv_size);
-		int res = w->cfg.ops->handle(w->cfg.dev, w, req);
-		if (res == VQ_REQ_BUSY && req->busy && req->inflight == 0) {
-			req->busy = false;
-			w->busy_reqs--;
-			w->nr_free++;
-			vq_unpop(w->vq);
-			w->backpressure = true;
-		}
+	int avail = vq_avail_count(w->vq);
+
+	if (avail < 0) {
+		/* The driver broke the ring (avail idx ran ahead): reported now, whichever call saw it. */
+		vq_worker_fail_why(w, w->vq->why);
+		avail = 0;
 	}
+	return w->busy_reqs + (unsigned int)avail;
+}
+
+/* Publish the used entries pushed so far; interrupt the driver if it waits for them, unless
+   `pace` and the interrupt can wait for a fuller batch (pace_hold_interrupt). */
+static void wk_publish_paced(struct vq_worker *w, bool pace)
+{
+	vq_publish(w->vq);
+	unsigned int due = vq_notify_pending(w->vq);
+	if (due && pace && pace_hold_interrupt(due, wk_held(w)))
+		return; /* the window stays open: the next publish or the end of the pass sends it */
+	vq_notify_decided(w->vq);
+	if (due)
+		w->cfg.interrupt(w->cfg.opaque);
+}
+
+/* End of a slice: start the I/O queued so far, finish what completed, hand the replies over. */
+static void wk_slice_end(struct vq_worker *w)
+{
+	if (io_uring_sq_ready(&w->ring))
+		wk_submit(w);
+	wk_reap(w);
+	wk_publish_paced(w, true);
+}
+
+/* Pop one chain into a free slot and hand it to the device: 1 handled, 0 the ring is empty, -1
+   stop popping (backpressure: the chain was given back; or the ring is broken: NEEDS_RESET). */
+static int wk_pop_one(struct vq_worker *w)
+{
+	struct vq_req *req = &w->slots[w->free_slots[w->nr_free - 1]];
+	int r = vq_pop(w->vq, &req->chain);
+	if (r == 0)
+		return 0;
+	if (r == -EPROTO) {
+		vq_worker_fail_why(w, w->vq->why);
+		return -1;
+	}
+	if (r < 0) {
+		/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
+		vq_push(w->vq, req->chain.head, 0);
+		vq_worker_fail_why(w, w->vq->why);
+		return -1;
+	}
+	w->nr_free--;
+	w->busy_reqs++;
+	req->busy = true;
+	req->inflight = 0;
+	if (w->cfg.priv_size)
+		memset(req->priv, 0, w->cfg.priv_size);
+	int res = w->cfg.ops->handle(w->cfg.dev, w, req);
+	if (res == VQ_REQ_BUSY && req->busy && req->inflight == 0) {
+		req->busy = false;
+		w->busy_reqs--;
+		w->nr_free++;
+		vq_unpop(w->vq);
+		w->backpressure = true;
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Pop and hand chains to the device while slots and SQEs last, in slices (pace.h): after every
+ * pace_slice(held) chains, and whenever the ring runs empty, the queued I/O is submitted and the
+ * replies published, so the driver works on replies while the worker goes on. Returns when the
+ * ring stays empty, no slot or SQE is free, the queue failed, a reaped stop CQE asks the worker
+ * to stop, or PACE_PASS_BUDGET chains were handled (then true: the caller lets other threads on
+ * this CPU run before it goes on); no chain it handled is left unsubmitted.
+ */
+static bool wk_pop_all(struct vq_worker *w)
+{
+	unsigned int in_slice = 0, budget = PACE_PASS_BUDGET;
+
+	while (w->nr_free && !w->backpressure && !w->failed && !w->stopping) {
+		if (!budget--) {
+			if (in_slice)
+				wk_slice_end(w);
+			return true;
+		}
+		int r = wk_pop_one(w);
+		if (r > 0 && ++in_slice < pace_slice(wk_held(w)))
+			continue;
+		if (in_slice) {
+			wk_slice_end(w);
+			in_slice = 0;
+			if (r >= 0)
+				continue; /* the driver may have added chains meanwhile */
+		}
+		if (r <= 0)
+			return false;
+	}
+	if (in_slice)
+		wk_slice_end(w);
+	return false;
 }
 
 static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
@@ -224,9 +301,7 @@ static unsigned int wk_reap(struct vq_worker *w)
 
 static void wk_publish(struct vq_worker *w)
 {
-	vq_publish(w->vq);
-	if (vq_should_notify(w->vq))
-		w->cfg.interrupt(w->cfg.opaque);
+	wk_publish_paced(w, false);
 }
 
 static uint64_t wk_now_us(void)
@@ -245,14 +320,15 @@ static bool wk_poll(struct vq_worker *w)
 {
 	(void)vq_enable_kicks(w->vq, false);
 	wk_submit(w);
-	uint64_t deadline = wk_now_us() + w->cfg.poll_us;
+	uint64_t deadline = wk_now_us() + w->poll.cur_us;
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
 		/* A broken ring (negative count) is work too: the loop reports it. */
 		if (!w->backpressure && w->nr_free && !w->failed && vq_avail_count(w->vq) != 0)
 			return true;
-		__builtin_ia32_pause();
+		/* Not a pause: another queue's worker may share this CPU and need it now. */
+		sched_yield();
 	} while (wk_now_us() < deadline);
 	return false;
 }
@@ -346,10 +422,15 @@ static void *wk_main(void *arg)
 		w->stopping = true;
 
 	for (;;) {
-		if (!w->stopping)
-			wk_pop_all(w);
+		bool more = !w->stopping && wk_pop_all(w);
 		wk_reap(w);
-		wk_publish(w);
+		wk_publish_paced(w, more); /* a pass cut short goes on: its interrupt may wait */
+		if (more) {
+			/* A driver that keeps the ring full must not keep other queues' workers sharing
+			   this CPU waiting: let them run, then go on without sleeping. */
+			sched_yield();
+			continue;
+		}
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
@@ -358,7 +439,7 @@ static void *wk_main(void *arg)
 			wk_abandon(w);
 			break;
 		}
-		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
+		if (w->poll.cur_us && !w->stopping && wk_poll(w))
 			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
@@ -372,7 +453,11 @@ static void *wk_main(void *arg)
 			if (r == -ETIME)
 				r = 0; /* the next pass sees the time is up */
 		} else {
+			uint64_t slept_from = w->poll.max_us ? wk_now_us() : 0;
+
 			r = io_uring_submit_and_wait(&w->ring, 1);
+			if (w->poll.max_us)
+				pace_poll_slept(&w->poll, wk_now_us() - slept_from);
 		}
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",
@@ -434,6 +519,7 @@ int vq_worker_start(const struct vq_worker_config *cfg, struct vq_worker **out)
 		return -ENOMEM;
 	w->cfg = *cfg;
 	w->vq = cfg->vq;
+	pace_poll_init(&w->poll, cfg->poll_us);
 	w->nr_slots = cfg->vq->size;
 	unsigned int segs = cfg->vq->max_segs;
 	w->priv_stride = (cfg->priv_size + 15) & ~(size_t)15;

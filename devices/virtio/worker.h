@@ -16,10 +16,13 @@
  *   arm READ(kick eventfd) and READ(stop eventfd) on the ring
  *   loop:
  *     pop chains while a request slot is free   -> ops->handle(dev, w, req)
+ *       in slices (pace.h): every pace_slice(held) chains, and when the ring runs empty, submit
+ *       the queued SQEs, reap, publish; the interrupt may wait for a fuller batch while work is held
  *     reap every CQE: kick/stop re-armed;  request CQEs -> ops->complete(dev, w, req, res)
- *     vq_publish() once; if vq_should_notify(): set the transport's interrupt status, write irqfd
+ *     vq_publish(); interrupt if the driver asked (set the transport's interrupt status, write irqfd)
  *     re-enable kicks (EVENT_IDX avail_event); if chains arrived meanwhile, loop without sleeping
- *     optional busy-poll of the avail ring for poll_us, then io_uring_submit_and_wait(1)
+ *     optional busy-poll of the avail ring (adaptive window up to poll_us, pace.h), then
+ *     io_uring_submit_and_wait(1)
  *
  * The guest's kick is a KVM ioeventfd on QueueNotify (datamatch = queue index) and is read through
  * the ring (IORING_OP_READ, re-armed), so one io_uring_enter() both submits I/O and sleeps for kicks,
@@ -100,7 +103,8 @@ struct vq_worker_config {
 	struct virtq *vq;        /* validated by vq_init; owned by the worker until it stops */
 	size_t priv_size;        /* bytes of device state per request */
 	int kick_fd;             /* ioeventfd on QueueNotify; read by the worker, owned by the transport */
-	unsigned int poll_us;    /* busy-poll the avail ring this long before sleeping; 0 = never */
+	unsigned int poll_us;    /* busy-poll the avail ring at most this long before sleeping (the
+				    window adapts below it, pace.h); 0 = never */
 	unsigned int max_inflight; /* SQEs in flight at once (sizes the CQ); 0 = 4 per queue entry,
 				      at least 4. When reached, vq_worker_get_sqe returns NULL */
 	/*
