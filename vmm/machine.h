@@ -68,6 +68,8 @@ struct vm {
 	int gate_err;		 /* the first confinement error, 0 if none */
 	bool gate_open;
 	const struct seccomp_confinement *vcpu_confine; /* NULL: not confined */
+	/* --gdb: the debugger's vCPU hooks (vmm/gdb_stub.h); NULL without. Set before vCPUs run. */
+	struct gdb_stub *gdb;
 
 	/* Boot timing (CLOCK_MONOTONIC ns; 0 = not yet): written once each, read after the run. */
 	uint64_t t_first_run;
@@ -103,5 +105,8 @@ void vcpus_go(struct vm *vm);
 
 /* Stop (the gate opens too) and join every vCPU thread; close their fds. */
 void vcpus_stop(struct vm *vm);
+
+/* Knock vCPU v (whose thread is `thread`) out of KVM_RUN now or at its next entry (any thread). */
+void vcpu_kick(struct vcpu *v, pthread_t thread);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/cli_parse.h"
+#include "vmm/cli_tree.h"
 #include "vmm/jail.h"
 #include "vmm/ringvm.h"
 
@@ -21,6 +22,7 @@ static void usage_main(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm kconfig [--apply TREE]\n"
 		"       ringvm serve fs|blk --socket PATH [OPTIONS]\n"
 		"       ringvm --help | --version\n"
 		"\n"
@@ -40,7 +42,8 @@ static void usage_run(FILE *f)
 		"console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
-		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
+		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm), or a\n"
+		"                        kernel build tree: its bzImage, its own modules, --root / by default\n"
 		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
 		"  -c, --cmdline TEXT    appended to the kernel command line\n"
 		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
@@ -66,6 +69,9 @@ static void usage_run(FILE *f)
 		"                        and shares must be theirs to use, /dev/kvm is made for them\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
+		"      --gdb ADDR        a gdb stub on tcp:HOST:PORT (port 0: any) or unix:PATH; then\n"
+		"                        gdb vmlinux -ex 'target remote HOST:PORT'\n"
+		"      --gdb-wait        with --gdb: stop before the first instruction until gdb continues\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
@@ -135,6 +141,7 @@ static int cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
 		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
 		{ "gid", required_argument, NULL, 'G' },
@@ -209,6 +216,12 @@ static int cmd_run(int argc, char **argv)
 				die("--gid %s: %s", optarg, err);
 			have_gid = true;
 			break;
+		case 'g':
+			cfg.gdb = optarg;
+			break;
+		case 'W':
+			cfg.gdb_wait = true;
+			break;
 		case 'h':
 			usage_run(stdout);
 			return 0;
@@ -223,29 +236,44 @@ static int cmd_run(int argc, char **argv)
 		    argv[optind]);
 	cfg.argv = argv + optind;
 	cfg.argc = argc - optind;
+	char msg[512];
+	static struct cli_tree tree;
+	if (cfg.kernel && cli_is_tree(cfg.kernel)) {
+		char helper_buf[PATH_MAX], init_buf[PATH_MAX];
+		const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
+		const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
+		if (cli_tree_setup(&tree, cfg.kernel, &cfg, nr_disks, initrd != NULL, shares, &nr_shares,
+				   sizeof(shares) / sizeof(shares[0]), helper, init, msg, sizeof(msg)))
+			die("%s", msg);
+	}
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
 	cfg.nr_shares = nr_shares;
 
+	if (cfg.gdb_wait && !cfg.gdb)
+		die("--gdb-wait needs --gdb");
 	if (!cfg.kernel) {
 		cfg.kernel = default_guest_file("kernel/vmlinuz", kernel_buf, sizeof(kernel_buf));
 		if (!cfg.kernel)
 			die("no --kernel given and the default guest kernel is not built (run make)");
 	}
-	if (!initrd) {
+	if (initrd) {
+		cfg.initrd = strcmp(initrd, "none") ? initrd : NULL;
+	} else if (!cfg.initrd) { /* a kernel tree brings its own */
 		cfg.initrd = default_guest_file("initramfs.img", initrd_buf, sizeof(initrd_buf));
 		if (!cfg.initrd)
 			die("no --initrd given and the default guest initramfs is not built (run make)");
-	} else if (strcmp(initrd, "none") != 0) {
-		cfg.initrd = initrd;
 	}
 
 	if ((have_uid || have_gid) && !jail)
 		die("--uid and --gid need --jail");
 	if (have_uid != have_gid)
 		die("--uid and --gid go together");
-	char msg[512];
+	/* The jail's network namespace has no reachable address and its root no writable directory
+	   for a socket: no debugger could ever connect. */
+	if (jail && cfg.gdb)
+		die("--gdb and --jail do not go together (no debugger can reach into the jail)");
 	if (jail) {
 		struct jail_options jo = { .drop_ids = have_uid, .uid = uid, .gid = gid };
 		int status;
@@ -259,9 +287,13 @@ static int cmd_run(int argc, char **argv)
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
 	if (ret)
 		die("%s", msg);
+	if (cfg.gdb)
+		fprintf(stderr, "ringvm: gdb stub on %s%s\n", ringvm_gdb_address(vm),
+			cfg.gdb_wait ? ", waiting for the debugger" : "");
 	struct ringvm_result res;
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);
+	cli_tree_close(&tree);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
 	    res.end == RINGVM_END_ERROR)
@@ -288,6 +320,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "kconfig"))
+		return cli_kconfig(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return cmd_serve(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);

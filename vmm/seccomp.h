@@ -31,9 +31,14 @@ enum seccomp_role {
 				   FUSE operations it serves inline, on fds under the share */
 	SECCOMP_ROLE_SERVE,	/* ringvm serve's connection thread: one front-end's messages (recvmsg
 				   with fds, sendmsg), its memory regions (mmap), accept */
+	SECCOMP_ROLE_VCPU_GDB,	/* a vCPU thread under --gdb: VCPU plus giving the guest back its own
+				   #DB or #BP (vCPU events, debug registers) */
+	SECCOMP_ROLE_GDB,	/* --gdb's stub thread (vmm/gdb_stub.h): one debugger at a time on the
+				   socket made before (accept, poll, read, send, shutdown, close), the
+				   parked vCPUs' registers and debug controls, the socket file at exit */
 };
 
-#define SECCOMP_NR_ROLES 5
+#define SECCOMP_NR_ROLES 7
 
 /* The role's name ("vcpu", "worker-fs", ...), for messages and tests. */
 const char *seccomp_role_name(enum seccomp_role role);
@@ -42,8 +47,9 @@ const char *seccomp_role_name(enum seccomp_role role);
 struct seccomp_confinement {
 	enum seccomp_mode mode;
 	enum seccomp_role role;
-	int unlink_dirfd; /* SERVE only: the directory fd unlinkat may name (the socket's, removed at
-			     exit), -1 for none; other roles never unlink outside a share */
+	int unlink_dirfd; /* SERVE and GDB only: the directory fd unlinkat may name (their Unix
+			     socket's, removed at exit), -1 for none; other roles never unlink
+			     outside a share */
 };
 
 /*
