@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/kvm.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,14 +13,13 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vmm/errmsg.h"
 #include "vmm/gdb_session.h"
 #include "vmm/machine.h"
+#include "vmm/unix_sock.h"
 
 /* A debugger that stops reading for this long is dropped (the guest is then let go). */
 #define GDB_SEND_TIMEOUT_MS 5000
@@ -92,39 +90,17 @@ static int listen_tcp(struct gdb_stub *s, const char *spec, char *err, size_t er
 
 static int listen_unix(struct gdb_stub *s, const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	if (!*path || strlen(path) >= sizeof(a.sun_path))
-		return errmsg(err, errlen, -ENAMETOOLONG, "--gdb unix:%s: empty or too long a path", path);
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return errmsg(err, errlen, -EEXIST, "--gdb unix:%s: exists and is not a socket", path);
-		unlink(path); /* a stale socket of an earlier run */
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = unix_listen("--gdb unix:", path, err, errlen);
 	if (fd < 0)
-		return errmsg(err, errlen, -errno, "--gdb: socket: %s", strerror(errno));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
-		int e = errno;
-		close(fd);
-		return errmsg(err, errlen, -e, "--gdb unix:%s: %s", path, strerror(e));
-	}
+		return fd;
 	s->listen_fd = fd;
 	snprintf(s->unix_path, sizeof(s->unix_path), "%s", path);
 	snprintf(s->address, sizeof(s->address), "unix:%s", path);
 	/* Its directory, for the confined thread's unlinkat at the end. */
-	const char *slash = strrchr(s->unix_path, '/');
-	char dir[sizeof(s->unix_path)] = ".";
-	s->unix_name = slash ? slash + 1 : s->unix_path;
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", slash == s->unix_path ? 1 : (int)(slash - s->unix_path),
-			 s->unix_path);
-	s->unix_dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s->unix_dir_fd = unix_sock_dir(s->unix_path, &s->unix_name);
 	if (s->unix_dir_fd < 0)
-		return errmsg(err, errlen, -errno, "--gdb unix:%s: its directory: %s", path, strerror(errno));
+		return errmsg(err, errlen, s->unix_dir_fd, "--gdb unix:%s: its directory: %s", path,
+			      strerror(-s->unix_dir_fd));
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 # vmm: the machine (KVM, memory, vCPUs, buses, config) and the ringvm CLI.
 LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/console.c vmm/devices.c \
 	vmm/ringvm.c vmm/serve.c vmm/cli_parse.c vmm/seccomp.c vmm/privilege.c vmm/errmsg.c \
-	guest/cmdline.c
+	vmm/unix_sock.c guest/cmdline.c
 CLI_SRCS += vmm/main.c vmm/cli_serve.c vmm/jail.c
 
 # The gdb remote protocol: framing (pure, unit-tested) and the session.
