@@ -109,5 +109,23 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null
 
+# ringvm run --kernel TREE runs tree-initramfs.sh from next to its binary (vmm/main.c finds
+# build/guest/ from build/ringvm and build/san/ringvm alike), with the two scripts it calls.
+GUEST_TREE_TOOLS := $(addprefix $(GUEST_DIR)/,tree-initramfs.sh mkinitramfs.sh kmod-closure.sh)
+ALL_TARGETS += $(GUEST_TREE_TOOLS)
+$(GUEST_TREE_TOOLS): $(GUEST_DIR)/%.sh: guest/%.sh
+	@mkdir -p $(dir $@)
+	$(Q)install -m 0755 $< $@
+
+# make ktree: a small kernel build tree (Debian's linux-source, tinyconfig + ringvm's fragment, a few
+# modules) for the tests of --kernel TREE (tests/integration/tree.sh) and make bench-devloop; kept in
+# build/ktree/linux and rebuilt only when the package or ringvm's fragment changes.
+KTREE_DIR := $(BUILD_ROOT)/ktree
+DEPS_PKGS += flex bison libelf-dev bc
+.PHONY: ktree
+ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
+	@$(if $(Q),echo "  KTREE   $(KTREE_DIR)/linux")
+	$(Q)guest/build-ktree.sh $(BUILD_ROOT)/ringvm $(KTREE_DIR)
+
 # The private apt configuration for another suite reads the host's sources in both formats.
 HOST_TESTS += guest/test-apt-suite.sh

@@ -54,7 +54,7 @@ fuzz: fuzz-build
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
 DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
-	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils gdb python3
 # fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
 DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
@@ -70,14 +70,21 @@ test: all
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)tests/run
 
+# make test-tree: a kernel build tree as --kernel (tests/integration/tree.sh) on `make ktree`'s tree.
+# Not in `make test`: building the tree from linux-source takes longer than CI's budget allows
+# (README, "A kernel build tree as the kernel").
+.PHONY: test-tree
+test-tree: all ktree
+	$(Q)LAB_ARGS="--timeout 1800" TESTS=tests/integration/tree.sh tests/with-kvm tests/integration/run-all
+
 # make run CMD='uname -a': the README's demo; through the KVM lab where /dev/kvm cannot boot Linux.
 CMD ?= uname -a
 run: all
 	$(Q)tests/demo $(CMD)
 
 # Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
-.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta
-bench: bench-boot bench-blk bench-fs bench-uring-meta
+.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
+bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
 # Why virtio-fs runs metadata inline: one statx/openat/mkdirat inline vs through io_uring, on the host.
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
@@ -104,3 +111,6 @@ $(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/fuse_host_mount
+# The kernel developer's round trip on `make ktree`'s tree: ringvm vs virtiofsd + QEMU microvm.
+bench-devloop: all ktree
+	$(Q)LAB_ARGS="--timeout 3600" tests/with-kvm tests/bench/devloop.sh $(ROUNDS)

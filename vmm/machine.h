@@ -68,6 +68,8 @@ struct vm {
 	int gate_err;		 /* the first confinement error, 0 if none */
 	bool gate_open;
 	const struct seccomp_confinement *vcpu_confine; /* NULL: not confined */
+	/* --gdb: the debugger's vCPU hooks (vmm/gdb_stub.h); NULL without. Set before vCPUs run. */
+	struct gdb_stub *gdb;
 
 	/* The guest's pvpanic driver read the device's capabilities (arch/x86/legacy.c): from then on
 	   a panic is known by its write there, and console text is never taken for one. */
@@ -107,5 +109,8 @@ void vcpus_go(struct vm *vm);
 
 /* Stop (the gate opens too) and join every vCPU thread; close their fds. */
 void vcpus_stop(struct vm *vm);
+
+/* Knock vCPU v (whose thread is `thread`) out of KVM_RUN now or at its next entry (any thread). */
+void vcpu_kick(struct vcpu *v, pthread_t thread);
 
 #endif

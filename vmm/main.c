@@ -14,6 +14,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/cli_parse.h"
+#include "vmm/cli_tree.h"
 #include "vmm/jail.h"
 #include "vmm/ringvm.h"
 
@@ -23,6 +24,7 @@ static void usage_main(FILE *f)
 {
 	fprintf(f,
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+		"       ringvm kconfig [--apply TREE]\n"
 		"       ringvm serve fs|blk --socket PATH [OPTIONS]\n"
 		"       ringvm --help | --version\n"
 		"\n"
@@ -43,7 +45,8 @@ static void usage_run(FILE *f)
 		"shell on the console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
-		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
+		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm), or a\n"
+		"                        kernel build tree: its bzImage, its own modules, --root / by default\n"
 		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
 		"  -c, --cmdline TEXT    appended to the kernel command line\n"
 		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
@@ -80,6 +83,9 @@ static void usage_run(FILE *f)
 		"                        /dev/kvm is made for them\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
+		"      --gdb ADDR        a gdb stub on tcp:HOST:PORT (port 0: any) or unix:PATH; then\n"
+		"                        gdb vmlinux -ex 'target remote HOST:PORT'\n"
+		"      --gdb-wait        with --gdb: stop before the first instruction until gdb continues\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
@@ -153,6 +159,7 @@ static int cmd_run(int argc, char **argv)
 		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
 		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
 		{ "root", required_argument, NULL, 'r' },
+		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
 		{ "gid", required_argument, NULL, 'G' },
@@ -256,6 +263,12 @@ static int cmd_run(int argc, char **argv)
 		case 'T':
 			cfg.tty = RINGVM_TTY_OFF;
 			break;
+		case 'g':
+			cfg.gdb = optarg;
+			break;
+		case 'W':
+			cfg.gdb_wait = true;
+			break;
 		case 'h':
 			usage_run(stdout);
 			return 0;
@@ -272,29 +285,44 @@ static int cmd_run(int argc, char **argv)
 	cfg.argc = argc - optind;
 	cfg.env = env;
 	cfg.nr_env = nr_env;
+	char msg[512];
+	static struct cli_tree tree;
+	if (cfg.kernel && cli_is_tree(cfg.kernel)) {
+		char helper_buf[PATH_MAX], init_buf[PATH_MAX];
+		const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
+		const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
+		if (cli_tree_setup(&tree, cfg.kernel, &cfg, nr_disks, initrd != NULL, shares, &nr_shares,
+				   sizeof(shares) / sizeof(shares[0]), helper, init, msg, sizeof(msg)))
+			die("%s", msg);
+	}
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
 	cfg.nr_shares = nr_shares;
 
+	if (cfg.gdb_wait && !cfg.gdb)
+		die("--gdb-wait needs --gdb");
 	if (!cfg.kernel) {
 		cfg.kernel = default_guest_file("kernel/vmlinuz", kernel_buf, sizeof(kernel_buf));
 		if (!cfg.kernel)
 			die("no --kernel given and the default guest kernel is not built (run make)");
 	}
-	if (!initrd) {
+	if (initrd) {
+		cfg.initrd = strcmp(initrd, "none") ? initrd : NULL;
+	} else if (!cfg.initrd) { /* a kernel tree brings its own */
 		cfg.initrd = default_guest_file("initramfs.img", initrd_buf, sizeof(initrd_buf));
 		if (!cfg.initrd)
 			die("no --initrd given and the default guest initramfs is not built (run make)");
-	} else if (strcmp(initrd, "none") != 0) {
-		cfg.initrd = initrd;
 	}
 
 	if ((have_uid || have_gid) && !jail)
 		die("--uid and --gid need --jail");
 	if (have_uid != have_gid)
 		die("--uid and --gid go together");
-	char msg[512];
+	/* The jail's network namespace has no reachable address and its root no writable directory
+	   for a socket: no debugger could ever connect. */
+	if (jail && cfg.gdb)
+		die("--gdb and --jail do not go together (no debugger can reach into the jail)");
 	if (jail) {
 		struct jail_options jo = { .drop_ids = have_uid, .uid = uid, .gid = gid };
 		int status;
@@ -308,6 +336,9 @@ static int cmd_run(int argc, char **argv)
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
 	if (ret)
 		die("%s", msg);
+	if (cfg.gdb)
+		fprintf(stderr, "ringvm: gdb stub on %s%s\n", ringvm_gdb_address(vm),
+			cfg.gdb_wait ? ", waiting for the debugger" : "");
 	struct ringvm_result res;
 	/* The library writes the command's stdout through its own duplicate and closes it when the
 	   command closes stdout; ours would keep the reader from seeing that EOF. */
@@ -319,6 +350,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	ret = ringvm_run(vm, &res);
 	ringvm_destroy(vm);
+	cli_tree_close(&tree);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
 	    res.end == RINGVM_END_ERROR || res.end == RINGVM_END_TIMEOUT)
@@ -367,6 +399,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "kconfig"))
+		return cli_kconfig(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return cmd_serve(argc - 1, argv + 1);
 	die("unknown command '%s' (see ringvm --help)", argv[1]);

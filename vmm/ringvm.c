@@ -26,6 +26,7 @@
 #include "guest/protocol.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
+#include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
@@ -50,6 +51,7 @@ struct ringvm {
 	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
 	bool timed_out; /* ringvm_wait stopped the run at cfg.timeout_s */
+	struct gdb_stub *gdb; /* --gdb */
 };
 
 /* A read-only mapping of a whole file. */
@@ -412,6 +414,12 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
 	}
+	if (cfg->gdb) {
+		ret = gdb_stub_create(&r->vm, cfg->gdb, cfg->gdb_wait, &r->gdb, err, errlen);
+		if (ret)
+			goto out;
+		r->vm.gdb = r->gdb;
+	}
 	ret = 0;
 out:
 	unmap_file(&kernel);
@@ -571,16 +579,20 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	}
 	/*
 	 * Every thread confines itself to its role once its setup is over (vmm/seccomp.h): the queue
-	 * workers as they are made, the console's input thread, the vCPUs, which then wait at the start
-	 * gate, and last this thread; only then does the guest run its first instruction.
+	 * workers as they are made, the console's input thread, --gdb's stub thread, the vCPUs, which
+	 * then wait at the start gate, and last this thread; only then does the guest run its first
+	 * instruction.
 	 */
 	enum seccomp_mode mode = r->cfg.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
-	r->confine_vcpu = (struct seccomp_confinement){ mode, SECCOMP_ROLE_VCPU, -1 };
+	r->confine_vcpu = (struct seccomp_confinement){
+		mode, r->gdb ? SECCOMP_ROLE_VCPU_GDB : SECCOMP_ROLE_VCPU, -1 };
 	r->confine_control = (struct seccomp_confinement){ mode, SECCOMP_ROLE_CONTROL, -1 };
 	if (!ret)
 		ret = ringvm_devices_start(&r->devices, mode);
 	if (!ret)
 		ret = console_start(&r->console, &r->confine_control);
+	if (!ret && r->gdb)
+		ret = gdb_stub_start(r->gdb, mode);
 	if (!ret)
 		ret = vcpus_start(&r->vm, &r->confine_vcpu);
 	if (!ret)
@@ -592,6 +604,11 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	else
 		ringvm_wait(r, sig_fd);
 
+	if (r->gdb) {
+		/* A debugger waiting on the guest hears how it ended; parked vCPUs are let go. */
+		ringvm_fill_result(r, res);
+		gdb_stub_finish(r->gdb, ringvm_exit_code(res));
+	}
 	vcpus_stop(&r->vm);
 	ringvm_drain_streams(r, sig_fd);
 	console_destroy(&r->console);
@@ -600,6 +617,11 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		close(sig_fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+const char *ringvm_gdb_address(const struct ringvm *r)
+{
+	return r->gdb ? gdb_stub_address(r->gdb) : NULL;
 }
 
 void ringvm_stop(struct ringvm *r)
@@ -613,6 +635,7 @@ void ringvm_destroy(struct ringvm *r)
 		return;
 	if (r->vm_created)
 		vcpus_stop(&r->vm);
+	gdb_stub_destroy(r->gdb);
 	ringvm_devices_destroy(&r->devices);
 	if (r->console_created) {
 		console_destroy(&r->console);

@@ -53,6 +53,8 @@ struct ringvm_config {
 	uint32_t uid, gid;
 	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds (RINGVM_END_TIMEOUT) */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
+	const char *gdb;     /* --gdb tcp:HOST:PORT|unix:PATH: a gdb stub (vmm/gdb_stub.h); NULL: none */
+	bool gdb_wait;       /* --gdb-wait: the vCPUs wait for the debugger before their first instruction */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
 			      * itself, each to its role's list (vmm/seccomp.h; default true; a runtime
 			      * that goes on using the calling thread for other work may opt out) */
@@ -93,6 +95,9 @@ struct ringvm;
  */
 __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out,
 						      char *err, size_t errlen);
+
+/* With cfg->gdb: where the stub listens ("tcp:127.0.0.1:1234", "unix:PATH"); else NULL. */
+const char *ringvm_gdb_address(const struct ringvm *vm);
 
 /*
  * True when the command's streams go through virtio-console: ringvm reads and writes duplicates

@@ -104,10 +104,33 @@ static const int serve_calls[] = {
 	SCMP_SYS(close),                 /* fds of messages, regions, a disconnected session */
 };
 
+/* SECCOMP_ROLE_GDB: the stub's thread (gdb_stub.c), serving one debugger at a time. */
+static const int gdb_calls[] = {
+	SCMP_SYS(poll),     /* its wake eventfd, the VM's stop eventfd, the socket; a full send buffer */
+	SCMP_SYS(read),     /* the wake eventfd, the debugger's bytes */
+	SCMP_SYS(accept4),  /* the next debugger, on the socket that listens since setup */
+	SCMP_SYS(sendto),   /* replies: send(MSG_NOSIGNAL), so a debugger that left is no SIGPIPE */
+	SCMP_SYS(shutdown), /* drop a debugger that stopped reading */
+	SCMP_SYS(close),    /* the connection, at detach and at the end */
+};
+
 /* ioctl requests (masked to 32 bits: the request is an int, however the caller widened it). */
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN,      /* the vCPU */
 	KVM_IRQ_LINE, /* the UART's interrupt, raised by a register write */
+};
+/* SECCOMP_ROLE_VCPU_GDB on top of vcpu_ioctls: a debug exit that was the guest's own (its int3,
+   a #DB its own debug registers raised) is given back to it (gdb_arch_reinject). */
+static const unsigned long vcpu_gdb_ioctls[] = {
+	KVM_GET_DEBUGREGS, KVM_SET_DEBUGREGS,     /* the DR6 the guest's #DB handler reads */
+	KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS, /* the exception, injected again */
+};
+/* SECCOMP_ROLE_GDB: a parked vCPU's state, on its fd (made before), while nothing runs. */
+static const unsigned long gdb_ioctls[] = {
+	KVM_GET_REGS, KVM_SET_REGS,   /* general registers (g, G, p, P), the pc of a jump */
+	KVM_GET_SREGS, KVM_SET_SREGS, /* segments, control registers: also the page walk */
+	KVM_GET_FPU, KVM_SET_FPU,     /* x87 and SSE registers */
+	KVM_SET_GUEST_DEBUG,          /* breakpoints, watchpoints, single step, on resume */
 };
 static const unsigned long control_ioctls[] = {
 	KVM_IRQ_LINE,                         /* console input raises the UART's interrupt */
@@ -122,6 +145,7 @@ const char *seccomp_role_name(enum seccomp_role role)
 		[SECCOMP_ROLE_CONTROL] = "control", [SECCOMP_ROLE_VCPU] = "vcpu",
 		[SECCOMP_ROLE_WORKER] = "worker", [SECCOMP_ROLE_WORKER_FS] = "worker-fs",
 		[SECCOMP_ROLE_SERVE] = "serve", [SECCOMP_ROLE_WORKER_CONSOLE] = "worker-console",
+		[SECCOMP_ROLE_VCPU_GDB] = "vcpu-gdb", [SECCOMP_ROLE_GDB] = "gdb",
 	};
 	return (unsigned int)role < SECCOMP_NR_ROLES ? names[role] : "?";
 }
@@ -225,6 +249,15 @@ static int sc_allow_fstat(scmp_filter_ctx ctx)
 	return ret ? ret : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fstat), 0);
 }
 
+/* A Unix socket's file, removed at exit: in its own directory (dirfd) only; -1: no unlink. */
+static int sc_allow_unlink_in(scmp_filter_ctx ctx, int dirfd)
+{
+	if (dirfd < 0)
+		return 0;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 1,
+				SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)dirfd));
+}
+
 #define SC_N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The role's rules on top of the common ones. */
@@ -238,8 +271,13 @@ static int sc_role_rules(scmp_filter_ctx ctx, const struct seccomp_confinement *
 			ret = sc_allow_fstat(ctx); /* stdio's first use of stdout/stderr */
 		return ret ? ret : sc_allow_ioctls(ctx, control_ioctls, SC_N(control_ioctls));
 	case SECCOMP_ROLE_VCPU:
+	case SECCOMP_ROLE_VCPU_GDB:
 		ret = sc_allow_all(ctx, vcpu_calls, SC_N(vcpu_calls));
-		return ret ? ret : sc_allow_ioctls(ctx, vcpu_ioctls, SC_N(vcpu_ioctls));
+		if (!ret)
+			ret = sc_allow_ioctls(ctx, vcpu_ioctls, SC_N(vcpu_ioctls));
+		if (!ret && c->role == SECCOMP_ROLE_VCPU_GDB)
+			ret = sc_allow_ioctls(ctx, vcpu_gdb_ioctls, SC_N(vcpu_gdb_ioctls));
+		return ret;
 	case SECCOMP_ROLE_WORKER:
 		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));
 		return ret ? ret : sc_allow_sigbus_reset(ctx);
@@ -266,11 +304,12 @@ static int sc_role_rules(scmp_filter_ctx ctx, const struct seccomp_confinement *
 			ret = sc_allow_sigbus_reset(ctx);
 		if (!ret)
 			ret = sc_allow_fstat(ctx); /* region fds (their size), eventfds (their kind) */
-		/* The socket file, removed at exit: in its own directory only. */
-		if (!ret && c->unlink_dirfd >= 0)
-			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 1,
-					       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)c->unlink_dirfd));
-		return ret;
+		return ret ? ret : sc_allow_unlink_in(ctx, c->unlink_dirfd);
+	case SECCOMP_ROLE_GDB:
+		ret = sc_allow_all(ctx, gdb_calls, SC_N(gdb_calls));
+		if (!ret)
+			ret = sc_allow_ioctls(ctx, gdb_ioctls, SC_N(gdb_ioctls));
+		return ret ? ret : sc_allow_unlink_in(ctx, c->unlink_dirfd);
 	}
 	return -EINVAL;
 }

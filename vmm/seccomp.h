@@ -33,9 +33,14 @@ enum seccomp_role {
 				   with fds, sendmsg), its memory regions (mmap), accept */
 	SECCOMP_ROLE_WORKER_CONSOLE, /* a virtio-console queue worker (the command's streams): WORKER
 					plus close, for the host side of a port the guest closed */
+	SECCOMP_ROLE_VCPU_GDB,	/* a vCPU thread under --gdb: VCPU plus giving the guest back its own
+				   #DB or #BP (vCPU events, debug registers) */
+	SECCOMP_ROLE_GDB,	/* --gdb's stub thread (vmm/gdb_stub.h): one debugger at a time on the
+				   socket made before (accept, poll, read, send, shutdown, close), the
+				   parked vCPUs' registers and debug controls, the socket file at exit */
 };
 
-#define SECCOMP_NR_ROLES 6
+#define SECCOMP_NR_ROLES 8
 
 /* The role's name ("vcpu", "worker-fs", ...), for messages and tests. */
 const char *seccomp_role_name(enum seccomp_role role);
@@ -44,8 +49,9 @@ const char *seccomp_role_name(enum seccomp_role role);
 struct seccomp_confinement {
 	enum seccomp_mode mode;
 	enum seccomp_role role;
-	int unlink_dirfd; /* SERVE only: the directory fd unlinkat may name (the socket's, removed at
-			     exit), -1 for none; other roles never unlink outside a share */
+	int unlink_dirfd; /* SERVE and GDB only: the directory fd unlinkat may name (their Unix
+			     socket's, removed at exit), -1 for none; other roles never unlink
+			     outside a share */
 };
 
 /*

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "devices/blk/blk.h"
@@ -22,6 +20,7 @@
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 #include "vmm/errmsg.h"
+#include "vmm/unix_sock.h"
 
 /* The device being served, whichever kind. */
 struct serve_dev {
@@ -111,43 +110,6 @@ static void serve_destroy_dev(struct serve_dev *d)
 	blk_destroy(d->blk);
 }
 
-/*
- * A listening socket at path. A socket file nobody listens on any more (a previous server that was
- * killed) is replaced; a live one, or any other kind of file, is refused.
- */
-static int serve_listen(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path))
-		return errmsg(err, errlen, -ENAMETOOLONG,
-				  "--socket %s: path too long for a Unix socket (%zu bytes at most)",
-				  path, sizeof(a.sun_path) - 1);
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return errmsg(err, errlen, -errno, "socket: %s", strerror(errno));
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			close(fd);
-			return errmsg(err, errlen, -EEXIST,
-					  "--socket %s: exists and is not a socket", path);
-		}
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-			close(fd);
-			return errmsg(err, errlen, -EADDRINUSE,
-					  "--socket %s: another server is listening there", path);
-		}
-		(void)unlink(path); /* stale: bind() below reports what is still wrong */
-	}
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
-		int e = errno;
-		close(fd);
-		return errmsg(err, errlen, -e, "--socket %s: %s", path, strerror(e));
-	}
-	return fd;
-}
-
 /* Accept and serve front-ends until stop_fd is readable. 0, or -errno when accept() fails. */
 static int serve_loop(struct vu_backend *b, int listen_fd, int stop_fd)
 {
@@ -169,23 +131,6 @@ static int serve_loop(struct vu_backend *b, int listen_fd, int stop_fd)
 		if (vu_backend_serve(b, conn, stop_fd) == -EINTR)
 			return 0;
 	}
-}
-
-/* The directory of the socket at path, O_PATH, and the socket's name in it. fd or -errno. */
-static int serve_open_dir(const char *path, const char **name)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	if (!slash) {
-		*name = path;
-		snprintf(dir, sizeof(dir), ".");
-	} else {
-		*name = slash + 1;
-		/* serve_listen refused longer paths. */
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	}
-	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
 }
 
 int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen)
@@ -225,7 +170,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		errmsg(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
 		goto out_dev;
 	}
-	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : serve_listen(cfg->socket, err, errlen);
+	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : unix_listen("--socket ", cfg->socket, err, errlen);
 	if (listen_fd < 0) {
 		ret = listen_fd;
 		goto out_backend;
@@ -258,7 +203,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		goto out_listen;
 	}
 	if (cfg->listen_fd < 0) {
-		sock_dir = serve_open_dir(cfg->socket, &sock_name);
+		sock_dir = unix_sock_dir(cfg->socket, &sock_name);
 		if (sock_dir < 0) {
 			ret = errmsg(err, errlen, sock_dir, "--socket %s: its directory: %s",
 					 cfg->socket, strerror(-sock_dir));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "arch/x86/cpu.h"
+#include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/seccomp.h"
 
@@ -87,6 +88,14 @@ static bool vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_MMIO:
 		vcpu_handle_mmio(v);
 		return true;
+	case KVM_EXIT_DEBUG:
+		/* Only with --gdb has anything asked KVM for debug exits. */
+		if (!v->vm->gdb) {
+			vm_request_stop(v->vm, VM_STOP_CRASH, 0, "unexpected debug exit on vCPU %u", v->index);
+			return false;
+		}
+		gdb_stub_vcpu_debug_exit(v->vm->gdb, v);
+		return true;
 	case KVM_EXIT_HLT:
 		/* Only without an in-kernel LAPIC; ours has one. Treat as power-off rather than spin. */
 		vm_request_stop(v->vm, VM_STOP_POWEROFF, 0, "vCPU %u halted", v->index);
@@ -149,12 +158,18 @@ static void *vcpu_thread(void *arg)
 	if (!vcpu_pass_gate(v))
 		return NULL;
 
+	struct gdb_stub *gdb = v->vm->gdb;
+	if (gdb)
+		gdb_stub_vcpu_start(gdb, v);
 	if (v->index == 0)
 		v->vm->t_first_run = vm_now_ns();
 	while (!atomic_load(&v->vm->stopping)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
-				v->run->immediate_exit = 0;
+				/* Cleared before the debugger's pause flag is read: a kick after this still lands. */
+				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+				if (gdb)
+					gdb_stub_vcpu_interrupted(gdb, v);
 				continue;
 			}
 			vm_request_stop(v->vm, VM_STOP_ERROR, 0, "KVM_RUN on vCPU %u: %s", v->index,
@@ -202,20 +217,25 @@ void vcpus_go(struct vm *vm)
 	pthread_mutex_unlock(&vm->gate_lock);
 }
 
+void vcpu_kick(struct vcpu *v, pthread_t thread)
+{
+	/*
+	 * immediate_exit covers a vCPU that is between its checks and KVM_RUN (KVM_RUN then returns
+	 * EINTR at once, after completing a pending I/O); the signal covers one already inside KVM_RUN
+	 * (halted vCPUs included).
+	 */
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(thread, VCPU_KICK_SIGNAL);
+}
+
 void vcpus_stop(struct vm *vm)
 {
 	atomic_store(&vm->stopping, true);
 	vcpus_go(vm); /* threads still at the gate see `stopping` and end */
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_cpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		if (!v->started)
-			continue;
-		/*
-		 * immediate_exit covers a vCPU that is between its `stopping` check and KVM_RUN; the
-		 * signal covers one already inside KVM_RUN (halted vCPUs included).
-		 */
-		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+		if (v->started)
+			vcpu_kick(v, v->thread);
 	}
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_cpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];

@@ -40,7 +40,7 @@ refuse "cpus zero" "cpus 0" run --cpus 0
 refuse "cpus too many" "cpus 300" run --cpus 300
 refuse "cpus not a number" "cpus two" run --cpus two
 refuse "missing kernel" "cannot read kernel /nonexistent/vmlinuz: No such file" run --kernel /nonexistent/vmlinuz --initrd none
-refuse "kernel is a directory" "cannot read kernel /tmp: Is a directory" run --kernel /tmp --initrd none
+refuse "a directory that is not a built kernel tree" "kernel tree /tmp has neither arch/x86/boot/bzImage nor vmlinux" run --kernel /tmp --initrd none
 : >"$tmp/empty"
 refuse "empty kernel" "empty file" run --kernel "$tmp/empty" --initrd none
 printf 'not a kernel at all\n' >"$tmp/text"

@@ -297,6 +297,43 @@ static int unlink_elsewhere(void)
 	return unlinkat(AT_FDCWD, path, 0) == 0 ? 0 : 43;
 }
 
+/* A request on a pipe: ENOTTY means the filter let the ioctl through. */
+static bool ioctls_pass(const unsigned long *reqs, size_t n)
+{
+	char arg[8192] = { 0 }; /* larger than any of these requests' structures */
+	for (size_t i = 0; i < n; i++)
+		if (ioctl(pipe_fds[0], reqs[i], arg) == 0 || errno != ENOTTY)
+			return false;
+	return true;
+}
+
+static int vcpu_state_ioctls(void) /* gdb: a parked vCPU's registers, the debug controls */
+{
+	static const unsigned long reqs[] = { KVM_GET_REGS,  KVM_SET_REGS, KVM_GET_SREGS,
+					      KVM_SET_SREGS, KVM_GET_FPU,  KVM_SET_FPU,
+					      KVM_SET_GUEST_DEBUG };
+	return ioctls_pass(reqs, sizeof(reqs) / sizeof(reqs[0])) ? 0 : 50;
+}
+
+static int reinject_ioctls(void) /* vcpu-gdb: the guest's own #DB/#BP given back */
+{
+	static const unsigned long reqs[] = { KVM_GET_DEBUGREGS, KVM_SET_DEBUGREGS, KVM_GET_VCPU_EVENTS,
+					      KVM_SET_VCPU_EVENTS };
+	return ioctls_pass(reqs, sizeof(reqs) / sizeof(reqs[0])) ? 0 : 51;
+}
+
+static int debugger_connection(void) /* gdb: the next debugger, replies, dropping one */
+{
+	char c;
+	/* None is waiting: EAGAIN, but the call went through. */
+	if (accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK) >= 0 || errno != EAGAIN)
+		return 52;
+	if (send(pair[0], "z", 1, MSG_NOSIGNAL) != 1 || read(pair[1], &c, 1) != 1)
+		return 53;
+	/* Not on the pair, which the parent shares: on the pipe, ENOTSOCK once let through. */
+	return shutdown(pipe_fds[0], SHUT_RDWR) < 0 && errno == ENOTSOCK ? 0 : 54;
+}
+
 static bool touch(const char *name)
 {
 	int fd = openat(dir_fd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
@@ -321,8 +358,10 @@ static const struct role_case cases[] = {
 	{ SECCOMP_ROLE_VCPU,
 	  { kvm_run, close_fd, open_refused },
 	  "KVM_RUN, close (openat answers EACCES)",
-	  { read_fd, ring_nop, kvm_create_vm, terminal_ioctl, wait_and_read, stat_fd },
-	  "read, io_uring_enter, KVM_CREATE_VM, TCGETS, poll, fstat" },
+	  { read_fd, ring_nop, kvm_create_vm, terminal_ioctl, wait_and_read, stat_fd, vcpu_state_ioctls,
+	    reinject_ioctls },
+	  "read, io_uring_enter, KVM_CREATE_VM, TCGETS, poll, fstat, --gdb's KVM_GET_REGS and "
+	  "KVM_GET_DEBUGREGS" },
 	{ SECCOMP_ROLE_WORKER,
 	  { ring_nop, open_refused },
 	  "io_uring_enter (openat answers EACCES)",
@@ -346,6 +385,22 @@ static const struct role_case cases[] = {
 	  { read_fd, wait_and_read, terminal_ioctl, stat_fd, stat_path, socket_messages, kvm_run,
 	    unlink_in_socket_dir },
 	  "read, poll, ioctl, fstat, stat by path, sendmsg, KVM_RUN, unlinkat" },
+	{ SECCOMP_ROLE_VCPU_GDB,
+	  { kvm_run, reinject_ioctls, close_fd, open_refused },
+	  "KVM_RUN, KVM_GET/SET_DEBUGREGS, KVM_GET/SET_VCPU_EVENTS, close (openat answers EACCES)",
+	  { vcpu_state_ioctls, debugger_connection, read_fd, ring_nop, kvm_create_vm, terminal_ioctl,
+	    wait_and_read, stat_fd },
+	  "the stub's KVM_GET_REGS .. KVM_SET_GUEST_DEBUG, accept4, read, io_uring_enter, "
+	  "KVM_CREATE_VM, TCGETS, poll, fstat" },
+	{ SECCOMP_ROLE_GDB,
+	  { debugger_connection, wait_and_read, vcpu_state_ioctls, close_fd, unlink_in_socket_dir,
+	    open_refused },
+	  "accept4, send, shutdown, poll, read, KVM_GET/SET_REGS, SREGS, FPU, KVM_SET_GUEST_DEBUG, "
+	  "close, unlinkat in the socket's directory (openat answers EACCES)",
+	  { kvm_run, reinject_ioctls, socket_messages, ring_nop, terminal_ioctl, stat_fd,
+	    unlink_elsewhere, kvm_create_vm },
+	  "KVM_RUN, KVM_GET_DEBUGREGS, sendmsg, io_uring_enter, TCGETS, fstat, unlinkat elsewhere, "
+	  "KVM_CREATE_VM" },
 };
 
 /* Calls that kill in every role. */
