@@ -395,7 +395,9 @@ void wk_serve(struct vq_worker *w)
 {
 	w->kick_armed =
 		wk_arm_read(w, w->kick_fd, &w->kick_buf, wk_own_tag(w, WK_OWN_KICK)) == 0;
-	if (w->cfg.event_fd >= 0)
+	/* Only a device with an event handler has an event fd: a config that left the field at 0
+	   must not have the worker read the process's stdin. */
+	if (w->cfg.event_fd >= 0 && w->cfg.ops->event)
 		w->event_armed = wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
 					     wk_own_tag(w, WK_OWN_EVENT)) == 0;
 	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, wk_own_tag(w, WK_OWN_STOP)) < 0)

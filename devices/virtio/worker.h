@@ -133,7 +133,8 @@ struct vq_worker_config {
 	size_t priv_size;        /* bytes of device state per request */
 	int event_fd;            /* an eventfd the device writes to wake the worker (ops->event), owned
 				    by the device and open until the worker is destroyed; read by the
-				    worker while it serves (one read armed per run); -1: none */
+				    worker while it serves (one read armed per run); -1 (or no
+				    ops->event): none */
 	unsigned int poll_us;    /* busy-poll the avail ring at most this long before sleeping (the
 				    window adapts below it, pace.h); 0 = never */
 	unsigned int max_inflight; /* SQEs in flight at once; 0 = 4 per queue entry, at least 4. When
