@@ -9,7 +9,8 @@
 # /lib/modules/RELEASE, so the guest's modprobe loads the tree's own .ko files in place: the links
 # are absolute paths into the tree, which the guest sees at the same path.
 # OUT/initramfs.img: ringvm's PID 1 (INIT) with the modules it needs before the root is mounted
-# (virtio_mmio, virtio_blk, virtiofs, fuse, overlay: those of them the tree built as modules).
+# (virtio_mmio, virtio_blk, virtiofs, fuse, overlay, virtio_console: those of them the tree built as
+# modules).
 # OUT is reused while the tree's modules.order, .config, the image and INIT are unchanged, else
 # rebuilt beside it and swapped in.
 set -eu
@@ -57,7 +58,7 @@ fi
 # Only the boot modules the tree has as modules: built-in ones need nothing, and mkinitramfs.sh
 # wants at least one name when it is given any.
 boot=
-for m in $("$here/kmod-closure.sh" "$moddir" virtio_mmio virtio_blk virtiofs fuse overlay); do
+for m in $("$here/kmod-closure.sh" "$moddir" virtio_mmio virtio_blk virtiofs fuse overlay virtio_console); do
 	boot="$boot $(basename "$m" .ko)"
 done
 # shellcheck disable=SC2086

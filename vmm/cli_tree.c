@@ -263,6 +263,7 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 }
 
 int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cfg, unsigned int nr_disks,
+		   bool streams,
 		   bool initrd_given, const char **shares, unsigned int *nr_shares, unsigned int max,
 		   const char *helper, const char *init, char *err, size_t errlen)
 {
@@ -274,7 +275,8 @@ int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cf
 		cfg->root = "/";
 	size_t rl = strlen(cfg->root);
 	bool rw = rl >= 3 && !strcmp(cfg->root + rl - 3, ",rw");
-	unsigned int uses = KCONFIG_USE_SHARES | (rw ? 0 : KCONFIG_USE_OVERLAY) | (nr_disks ? KCONFIG_USE_DISKS : 0);
+	unsigned int uses = KCONFIG_USE_SHARES | (rw ? 0 : KCONFIG_USE_OVERLAY) | (nr_disks ? KCONFIG_USE_DISKS : 0) |
+			    (streams ? KCONFIG_USE_STREAMS : 0);
 	ret = cli_tree_check(t, uses, err, errlen);
 	if (ret)
 		return ret;
@@ -346,7 +348,8 @@ static int kconfig_apply(const char *dir)
 		return 125;
 	}
 	char missing[1024];
-	int n = kconfig_check(t.config, t.config_len, KCONFIG_USE_SHARES | KCONFIG_USE_OVERLAY | KCONFIG_USE_DISKS,
+	int n = kconfig_check(t.config, t.config_len, KCONFIG_USE_SHARES | KCONFIG_USE_OVERLAY | KCONFIG_USE_DISKS |
+				      KCONFIG_USE_STREAMS,
 			      missing, sizeof(missing));
 	free(t.config);
 	if (n) {

@@ -48,11 +48,13 @@ __attribute__((warn_unused_result)) int cli_tree_prepare(struct cli_tree *t, con
  * The whole of `run --kernel TREE` for the CLI: open and check the tree, make its initramfs (unless
  * initrd_given), then point cfg at the image and initramfs, make --root / the default, and add to
  * shares[*nr_shares..max) the modules directory and (with another root) the tree at its own path.
- * cfg->root, nr_disks and initrd_given are what the user asked. 0 or -errno with a one-line err.
+ * cfg->root, nr_disks and initrd_given are what the user asked; streams: the command's stdio will go
+ * over virtio-console (ringvm_config_wants_streams), which the kernel must then have. 0 or -errno
+ * with a one-line err.
  */
 __attribute__((warn_unused_result)) int cli_tree_setup(struct cli_tree *t, const char *dir,
 						       struct ringvm_config *cfg, unsigned int nr_disks,
-						       bool initrd_given, const char **shares,
+						       bool streams, bool initrd_given, const char **shares,
 						       unsigned int *nr_shares, unsigned int max,
 						       const char *helper, const char *init, char *err,
 						       size_t errlen);

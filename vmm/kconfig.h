@@ -10,6 +10,7 @@ enum kconfig_use {
 	KCONFIG_USE_SHARES = 1 << 0,  /* --share or --root: virtio-fs over FUSE */
 	KCONFIG_USE_OVERLAY = 1 << 1, /* --root without rw: an overlay over the read-only share */
 	KCONFIG_USE_DISKS = 1 << 2,   /* --disk: virtio-blk */
+	KCONFIG_USE_STREAMS = 1 << 3, /* a command without a terminal: its stdio over virtio-console */
 };
 
 /*

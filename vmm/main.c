@@ -291,7 +291,8 @@ static int cmd_run(int argc, char **argv)
 		char helper_buf[PATH_MAX], init_buf[PATH_MAX];
 		const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
 		const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
-		if (cli_tree_setup(&tree, cfg.kernel, &cfg, nr_disks, initrd != NULL, shares, &nr_shares,
+		if (cli_tree_setup(&tree, cfg.kernel, &cfg, nr_disks, ringvm_config_wants_streams(&cfg),
+				   initrd != NULL, shares, &nr_shares,
 				   sizeof(shares) / sizeof(shares[0]), helper, init, msg, sizeof(msg)))
 			die("%s", msg);
 	}

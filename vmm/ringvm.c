@@ -268,8 +268,7 @@ static int ringvm_add_streams(struct ringvm *r, char *err, size_t errlen)
 	return ret;
 }
 
-/* Streams or a tty (ringvm_config.tty): a command without a terminal gets streams. */
-static bool ringvm_wants_streams(const struct ringvm_config *cfg)
+bool ringvm_config_wants_streams(const struct ringvm_config *cfg)
 {
 	if (cfg->argc == 0 || cfg->tty == RINGVM_TTY_ON)
 		return false;
@@ -318,7 +317,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	}
 	r->vm_created = true;
 	r->vm.verbose = cfg->verbose;
-	r->streams = ringvm_wants_streams(cfg);
+	r->streams = ringvm_config_wants_streams(cfg);
 
 	struct x86_kernel k;
 	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);

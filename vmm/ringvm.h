@@ -107,6 +107,10 @@ const char *ringvm_gdb_address(const struct ringvm *vm);
  */
 bool ringvm_streams(const struct ringvm *vm);
 
+/* Whether a VM made from cfg would carry the command's streams (a command, and no terminal: tty
+   RINGVM_TTY_OFF, or AUTO with stdio[0] not a terminal); what ringvm_streams() then says. */
+bool ringvm_config_wants_streams(const struct ringvm_config *cfg);
+
 /*
  * Run the guest until it ends. Returns 0 with *res filled, or -errno if it could not start. With
  * cfg->seccomp the calling thread is confined (SECCOMP_ROLE_CONTROL) from before the guest's first

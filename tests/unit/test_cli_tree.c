@@ -123,7 +123,7 @@ int main(void)
 	unsigned int nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.initrd = "/boot/initrd";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	snprintf(want, sizeof(want), "%s/arch/x86/boot/bzImage", tree);
 	TAP_CHECK(ret == 0 && !strcmp(cfg.root, "/") && !strcmp(cfg.kernel, want) && !strcmp(cfg.initrd, "/boot/initrd") &&
 			  nr == 0,
@@ -133,27 +133,34 @@ int main(void)
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.root = "/srv/rootfs";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	snprintf(want, sizeof(want), "%s:%s,readonly", tree, tree);
 	TAP_CHECK(ret == 0 && nr == 1 && !strcmp(shares[0], want), "under another --root the tree is shared at its own path");
 	cli_tree_close(&t);
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	ret = cli_tree_setup(&t, tree, &cfg, 1, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, 1, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -ENOEXEC && strstr(err, "CONFIG_VIRTIO_BLK=y|m"), "with a disk, virtio-blk is asked for");
 	cli_tree_close(&t);
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	ret = cli_tree_setup(&t, tree, &cfg, 0, false, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, 0, true, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	TAP_CHECK(ret == -ENOEXEC && strstr(err, "CONFIG_VIRTIO_CONSOLE=y|m"),
+		  "a command's streams over virtio-console: its driver is asked for");
+	cli_tree_close(&t);
+
+	nr = 0;
+	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
+	ret = cli_tree_setup(&t, tree, &cfg, 0, false, false, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -ENOENT && strstr(err, "not built"), "without ringvm's guest files: refused, nothing run");
 	cli_tree_close(&t);
 
 	nr = 3;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.root = "/srv/rootfs";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -E2BIG && nr == 3, "no room left for the tree's shares: refused, nothing written past max");
 	cli_tree_close(&t);
 
