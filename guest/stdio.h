@@ -10,16 +10,18 @@
  * guest/protocol.h has the contract. PID 1: stdio_setup() after the modules are loaded (it waits
  * for the ports' names), blocks SIGCHLD, forks; the child dup2()s child_fds onto 0, 1, 2 and execs;
  * PID 1 calls stdio_run(), which relays (guest/relay.h) and reaps until the command has ended and
- * every stream is closed. When the command ends, what it left in its stdout and stderr pipes is
+ * every stream is closed. Signals the host forwards on the signal port (guest/sigfwd.h) go to the
+ * command's process group as they arrive, until it ends. When the command ends, what it left in its stdout and stderr pipes is
  * still handed over; the ports are then closed (the VMM's reader sees EOF).
  */
 struct stdio_relay {
 	int child_fds[3];	  /* the command's ends: stdin's read end, stdout's, stderr's write ends */
 	struct relay_stream s[3]; /* PID 1's ends, port <-> pipe */
+	int signal_fd;		  /* the port RINGVM_PORT_SIGNAL (guest/sigfwd.h), -1 once closed */
 };
 
 /*
- * Open the three ports (waiting up to timeout_ms for them; at once -ENODEV when no virtio_console
+ * Open the four ports (three streams and the signal port) (waiting up to timeout_ms for them; at once -ENODEV when no virtio_console
  * driver is registered) and make the pipes. Returns 0, or -errno with everything closed (the
  * caller says why and falls back to the console).
  */

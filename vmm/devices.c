@@ -134,15 +134,16 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	return ret;
 }
 
-int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3], char *err,
-			     size_t errlen)
+int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3],
+			     int signal_fd, char *err, size_t errlen)
 {
-	const struct vcon_port_config ports[3] = {
+	const struct vcon_port_config ports[4] = {
 		{ RINGVM_PORT_STDIN, fds[0], true },
 		{ RINGVM_PORT_STDOUT, fds[1], false },
 		{ RINGVM_PORT_STDERR, fds[2], false },
+		{ RINGVM_PORT_SIGNAL, signal_fd, true },
 	};
-	int ret = vcon_create(ports, 3, &d->stdio);
+	int ret = vcon_create(ports, 4, &d->stdio);
 	if (ret == 0) {
 		ret = devices_attach(d, vm, vcon_virtio_dev(d->stdio), SECCOMP_ROLE_WORKER_CONSOLE);
 		if (ret) {

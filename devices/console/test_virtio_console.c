@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/virtio_config.h>
@@ -337,7 +338,7 @@ static void test_nonblocking_and_drain(void)
 		usleep(300 * 1000); /* the drain has to wait for this reader */
 		_exit(read_all(g.out_r, got, 4 * 32768) && memcmp(got, want, 4 * 32768) == 0 ? 0 : 1);
 	}
-	int r = vcon_drain(g.dev, -1, 5000);
+	int r = vcon_drain(g.dev, -1, 5000, true);
 	/* Drained means written: every buffer is back in the used ring already, no waiting. */
 	uint16_t back = (uint16_t)(fake_ring_used_idx(&g.d.rings[Q_OUT]) - g.d.rings[Q_OUT].used_seen);
 	int st = -1;
@@ -351,9 +352,22 @@ static void test_nonblocking_and_drain(void)
 	for (unsigned int i = 0; i < 4; i++)
 		md_send(&g.d, Q_OUT, want, 32768, NULL, 0, NULL, NULL);
 	int efd = eventfd(1, EFD_CLOEXEC);
-	r = vcon_drain(g.dev, efd, 60000);
+	r = vcon_drain(g.dev, efd, 60000, true);
 	TAP_CHECK(r == -EINTR, "a drain stuck on an unread pipe ends when its abort fd is readable");
 	close(efd);
+	/* The same stuck write, watched from outside and drained impatiently (ringvm was signalled). */
+	uint64_t moved, moved2;
+	bool writing;
+	vcon_output_progress(g.dev, &moved, &writing);
+	TAP_CHECK(writing && moved > 0, "vcon_output_progress: a write is waiting, bytes moved before");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = vcon_drain(g.dev, -1, 300, false);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	vcon_output_progress(g.dev, &moved2, &writing);
+	TAP_CHECK(r == -ETIMEDOUT && ms >= 300 && writing && moved2 == moved,
+		  "an impatient drain gives up on a reader that took nothing for stall_ms");
 	rig_down(&g); /* the stuck write is cancelled: destroy does not hang (the runner's timeout) */
 }
 
