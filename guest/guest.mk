@@ -27,6 +27,10 @@ GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mount
 LIB_SRCS += guest/cmdline.c guest/sigfwd.c
 UNIT_TESTS += guest_sigfwd
 test_guest_sigfwd_SRCS := guest/sigfwd.c guest/test_sigfwd.c
+# PID 1's wait loop (guest/stdio.c) with pipes for ports: status, output, forwarded signals.
+UNIT_TESTS += guest_stdio
+test_guest_stdio_SRCS := guest/stdio.c guest/relay.c guest/vport.c guest/sigfwd.c guest/say.c \
+	guest/test_stdio.c
 UNIT_TESTS += guest_cmdline
 test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
 FUZZERS += guest_cmdline

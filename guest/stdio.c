@@ -35,7 +35,7 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 					      RINGVM_PORT_SIGNAL };
 	static const int flags[4] = { O_RDONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK,
 				      O_RDONLY | O_NONBLOCK };
-	int ports[4], pipes[3][2], err;
+	int ports[4], err;
 
 	if (access(STDIO_DRIVER_DIR, F_OK) != 0)
 		return -ENODEV;
@@ -52,6 +52,17 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 		close(uevents);
 	if (err)
 		return err;
+	err = stdio_wire(r, ports);
+	if (err)
+		for (int j = 0; j < 4; j++)
+			close(ports[j]);
+	return err;
+}
+
+int stdio_wire(struct stdio_relay *r, const int ports[4])
+{
+	int pipes[3][2], err;
+
 	for (int i = 0; i < 3; i++) {
 		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
 			err = -errno;
@@ -59,8 +70,6 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 				close(pipes[j][0]);
 				close(pipes[j][1]);
 			}
-			for (int j = 0; j < 4; j++)
-				close(ports[j]);
 			return err;
 		}
 	}

@@ -28,6 +28,13 @@ struct stdio_relay {
 __attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms);
 
 /*
+ * stdio_setup's second half, on the four port fds (non-blocking; the streams' in stdin, stdout,
+ * stderr order, then the signal port's): make the command's pipes and the relays. Returns 0, or
+ * -errno with the pipes closed (the ports stay the caller's). Unit tests pass pipes as ports.
+ */
+__attribute__((warn_unused_result)) int stdio_wire(struct stdio_relay *r, const int ports[4]);
+
+/*
  * Relay until `child` (the command) has ended and the streams are closed; every other child that
  * ends meanwhile is reaped too. SIGCHLD must be blocked since before the fork (the child unblocks
  * it). on_signal() runs when a handled signal interrupts the wait (PID 1's power requests).
