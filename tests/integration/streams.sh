@@ -3,12 +3,12 @@
 # EOF both ways, a reader going away, a paused reader, through virtio-console; the launcher options
 # (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout. Eleven boots
 # (four with SAN_PASS=1). Needs a KVM that runs Linux (the lab here). Env: RINGVM, STREAM_MB (default
-# 10). TAP.
+# 64). TAP.
 set -u
 . "$(dirname "$0")/lib.sh"
 it_init streams
 T=${VM_TIMEOUT:-300}
-mb=${STREAM_MB:-10}
+mb=${STREAM_MB:-64}
 
 # One boot: $mb MiB of random bytes through `cat` both ways (stdin a file), then lines on stdout and
 # stderr interleaved by the command: byte-exact, each stream on its own fd, nothing else on them.
@@ -63,8 +63,9 @@ timeout -k 30 "$T" "$ringvm" run -- yes >"$tmp/fifo" 2>"$tmp/err" </dev/null &
 vm_pid=$!
 exec 3<"$tmp/fifo"
 head -c 4096 <&3 >"$tmp/out"
+p=$(vmm_pid) # (pgrep is slow in the lab: not part of the time)
 start=$(date +%s.%N)
-kill -TERM "$(vmm_pid)"
+kill -TERM "$p"
 wait "$vm_pid"
 rc=$?
 vm_pid=
@@ -93,7 +94,7 @@ if [ -z "${SAN_PASS:-}" ]; then
 	# than 5 s after the signal (and not much later: the bound is loose, the lab is slow).
 	vm_bg --stop-timeout 5 -- sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
 	start=$(date +%s.%N)
-	wait_output ready && start=$(date +%s.%N) && kill -TERM "$(vmm_pid)"
+	wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
 	wait "$vm_pid"
 	rc=$?
 	vm_pid=
