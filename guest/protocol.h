@@ -27,6 +27,8 @@
  *                            it in the same poll() as the streams and sends each to the command's
  *                            process group until the command ends. The VMM stops the guest itself
  *                            when the command has not ended --stop-timeout after the first one.
+ *   ringvm.signals=virtio    the command is on the console (a tty), and the device has one port only,
+ *                            RINGVM_PORT_SIGNAL: the signals as with ringvm.stdio=virtio.
  *   ringvm.env=NAME=VALUE,...  the command's environment: PID 1's default (PATH, HOME, TERM) with these
  *                            over it (guest/launch.h), in the ringvm.cmd= wire form.
  *   ringvm.cwd=DIR           the command's working directory (absolute; wire form); default "/".
@@ -69,6 +71,7 @@
 #define RINGVM_CMDLINE_ENV "ringvm.env="
 #define RINGVM_CMDLINE_CWD "ringvm.cwd="
 #define RINGVM_CMDLINE_USER "ringvm.user="
+#define RINGVM_CMDLINE_SIGNALS "ringvm.signals="
 #define RINGVM_STDIO_VIRTIO "virtio"
 #define RINGVM_PORT_STDIN "ringvm.stdin"
 #define RINGVM_PORT_STDOUT "ringvm.stdout"

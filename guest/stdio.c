@@ -29,13 +29,15 @@ int stdio_shell_status(int st)
 	return -1;
 }
 
-int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
+int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms, bool streams)
 {
 	static const char *const names[4] = { RINGVM_PORT_STDIN, RINGVM_PORT_STDOUT, RINGVM_PORT_STDERR,
 					      RINGVM_PORT_SIGNAL };
 	static const int flags[4] = { O_RDONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK,
 				      O_RDONLY | O_NONBLOCK };
-	int ports[4], err;
+	/* Without the streams, only the signal port (the last): the others are "closed" (-1). */
+	unsigned int first = streams ? 0 : 3;
+	int ports[4] = { -1, -1, -1, -1 }, err;
 
 	if (access(STDIO_DRIVER_DIR, F_OK) != 0)
 		return -ENODEV;
@@ -47,11 +49,20 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 		close(uevents);
 		uevents = -1;
 	}
-	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names, flags, ports, 4, timeout_ms, uevents);
+	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names + first, flags + first, ports + first,
+				 4 - first, timeout_ms, uevents);
 	if (uevents >= 0)
 		close(uevents);
 	if (err)
 		return err;
+	if (!streams) {
+		for (int i = 0; i < 3; i++) {
+			r->child_fds[i] = -1;
+			relay_init(&r->s[i], -1, -1); /* done from the start */
+		}
+		r->signal_fd = ports[3];
+		return 0;
+	}
 	err = stdio_wire(r, ports);
 	if (err)
 		for (int j = 0; j < 4; j++)
@@ -134,7 +145,8 @@ int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
 	int status = 255;
 
 	for (int i = 0; i < 3; i++)
-		close(r->child_fds[i]);
+		if (r->child_fds[i] >= 0)
+			close(r->child_fds[i]);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);

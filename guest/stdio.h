@@ -2,6 +2,7 @@
 #ifndef RINGVM_GUEST_STDIO_H
 #define RINGVM_GUEST_STDIO_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "guest/relay.h"
@@ -21,11 +22,14 @@ struct stdio_relay {
 };
 
 /*
- * Open the four ports (three streams and the signal port) (waiting up to timeout_ms for them; at once -ENODEV when no virtio_console
- * driver is registered) and make the pipes. Returns 0, or -errno with everything closed (the
- * caller says why and falls back to the console).
+ * Open the four ports (three streams and the signal port) and make the pipes; without `streams`
+ * (the command is on the console, a tty) only the signal port: the streams are then closed from
+ * the start and child_fds are -1. Waits up to timeout_ms for the ports; at once -ENODEV when no
+ * virtio_console driver is registered. Returns 0, or -errno with everything closed (the caller
+ * says why and falls back to the console, or to a wait without signals).
  */
-__attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms);
+__attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms,
+						    bool streams);
 
 /*
  * stdio_setup's second half, on the four port fds (non-blocking; the streams' in stdin, stdout,

@@ -48,7 +48,8 @@ __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devi
 /*
  * The command's stdin, stdout and stderr as the virtio-console ports guest/protocol.h names
  * (RINGVM_PORT_*), and the signal port reading signal_fd (guest/sigfwd.h), on a virtio-mmio
- * transport after the other devices. The fds are duplicated. Returns 0 or -errno with a one-line
+ * transport after the other devices; with fds NULL (a tty) the signal port alone, as port 0. The
+ * fds are duplicated. Returns 0 or -errno with a one-line
  * err (nothing created).
  */
 __attribute__((warn_unused_result)) int ringvm_devices_add_stdio(struct ringvm_devices *d,

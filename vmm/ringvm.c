@@ -56,6 +56,7 @@ struct ringvm {
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
 	bool timed_out; /* ringvm_wait stopped the run at cfg.timeout_s */
 	int signal_port[2]; /* pipe: ringvm_wait writes forwarded signals, the signal port reads */
+	unsigned int signal_port_id; /* the signal port's number on devices.stdio */
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
 	struct gdb_stub *gdb; /* --gdb */
 };
@@ -231,12 +232,20 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 		len += (size_t)n;
 	}
 	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
-	   the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	   the guest only from a terminal (otherwise the command reads EOF, not a hang), and the
+	   signal port alone. */
 	n = 0;
 	if (r->streams)
 		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO,
 			     RINGVM_STDIO_VIRTIO);
-	else if (cfg->argc > 0 && (cfg->stdio[0] < 0 || !isatty(cfg->stdio[0])))
+	else if (r->devices.stdio)
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_SIGNALS,
+			     RINGVM_STDIO_VIRTIO);
+	if (n < 0 || (size_t)n >= outlen - len)
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
+	len += (size_t)n;
+	n = 0;
+	if (!r->streams && cfg->argc > 0 && (cfg->stdio[0] < 0 || !isatty(cfg->stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
 	if (n < 0 || (size_t)n >= outlen - len)
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
@@ -256,16 +265,19 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 	return 0;
 }
 
-/* The command's streams on virtio-console; a closed stdio fd is /dev/null. And the signal port. */
-static int ringvm_add_streams(struct ringvm *r, char *err, size_t errlen)
+/*
+ * The command's streams on virtio-console (a closed stdio fd is /dev/null) and the signal port; with
+ * streams false (the command on a tty) the signal port alone.
+ */
+static int ringvm_add_streams(struct ringvm *r, bool streams, char *err, size_t errlen)
 {
 	int fds[3], null_fd = -1;
 
 	/* Non-blocking: ringvm_wait never waits to forward a signal (the device polls its end). */
 	if (pipe2(r->signal_port, O_CLOEXEC | O_NONBLOCK) < 0)
 		return errmsg(err, errlen, -errno, "the signal port's pipe: %s", strerror(errno));
-
-	for (int i = 0; i < 3; i++) {
+	r->signal_port_id = streams ? 3 : 0;
+	for (int i = 0; i < 3 && streams; i++) {
 		fds[i] = r->cfg.stdio[i];
 		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
 			continue;
@@ -273,7 +285,8 @@ static int ringvm_add_streams(struct ringvm *r, char *err, size_t errlen)
 			return errmsg(err, errlen, -errno, "/dev/null: %s", strerror(errno));
 		fds[i] = null_fd;
 	}
-	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, fds, r->signal_port[0], err, errlen);
+	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, streams ? fds : NULL,
+					   r->signal_port[0], err, errlen);
 	if (null_fd >= 0)
 		close(null_fd); /* the device has its own duplicates */
 	return ret;
@@ -379,7 +392,9 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
 	if (!ret && r->streams)
-		ret = ringvm_add_streams(r, err, errlen);
+		ret = ringvm_add_streams(r, true, err, errlen);
+	else if (!ret && cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)
+		ret = ringvm_add_streams(r, false, err, errlen); /* a tty: signals only */
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
@@ -460,14 +475,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Hand signal sig to the guest's PID 1 (guest/sigfwd.h); false when the run has no signal port,
-   forwards nothing (stop_timeout_ms 0), or the port's pipe is full. */
+/*
+ * Hand signal sig to the guest's PID 1 (guest/sigfwd.h). False when the run has no signal port,
+ * forwards nothing (stop_timeout_ms 0), PID 1 does not have the port open (still booting, or it
+ * could not open it: nobody would pass the signal on), or the port's pipe is full.
+ */
 static bool ringvm_forward(struct ringvm *r, int sig)
 {
 	int byte = sigfwd_encode(sig);
 	unsigned char c = (unsigned char)byte;
 
-	if (r->signal_port[1] < 0 || r->cfg.stop_timeout_ms == 0 || byte < 0)
+	if (r->signal_port[1] < 0 || r->cfg.stop_timeout_ms == 0 || byte < 0 ||
+	    !vcon_port_guest_open(r->devices.stdio, r->signal_port_id))
 		return false;
 	return write(r->signal_port[1], &c, 1) == 1;
 }

@@ -57,12 +57,13 @@ struct ringvm_config {
 	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds (RINGVM_END_TIMEOUT) */
 	/*
 	 * handle_signals: SIGINT, SIGTERM and SIGHUP sent to the process are ringvm's (the CLI sets
-	 * this). With the command's streams (ringvm_streams) each is forwarded to the command's process
-	 * group in the guest, and the guest is stopped (RINGVM_END_STOPPED, status 128 + the first
-	 * signal's number) when the command has not ended stop_timeout_ms after the first one, or when
-	 * the command's output has not been read for a few seconds since (a reader that went quiet must
-	 * not keep ringvm alive). Otherwise (a tty, the shell, stop_timeout_ms 0) a signal stops the
-	 * guest at once, status 128+N.
+	 * this). With a command, each is forwarded to the command's process group in the guest (on a
+	 * virtio-console port of its own, guest/sigfwd.h; a tty included), and the guest is stopped
+	 * (RINGVM_END_STOPPED, status 128 + the first signal's number) when the command has not ended
+	 * stop_timeout_ms after the first one, or when the command's output has not been read for a
+	 * few seconds since (a reader that went quiet must not keep ringvm alive). A signal stops the
+	 * guest at once (128+N) for the shell, with stop_timeout_ms 0, and while the guest's PID 1 is
+	 * not listening (still booting, or a kernel without virtio_console).
 	 */
 	bool handle_signals;
 	unsigned int stop_timeout_ms; /* default RINGVM_STOP_TIMEOUT_MS */

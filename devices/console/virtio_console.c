@@ -451,6 +451,14 @@ static uint64_t vcon_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+bool vcon_port_guest_open(struct vcon_dev *d, unsigned int i)
+{
+	pthread_mutex_lock(&d->lock);
+	bool open = i < d->nr_ports && d->ctrl.port[i].guest_open;
+	pthread_mutex_unlock(&d->lock);
+	return open;
+}
+
 void vcon_output_progress(struct vcon_dev *d, uint64_t *moved, bool *writing)
 {
 	*moved = 0;

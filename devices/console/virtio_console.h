@@ -77,6 +77,9 @@ __attribute__((warn_unused_result)) int vcon_drain(struct vcon_dev *d, int abort
  */
 void vcon_output_progress(struct vcon_dev *d, uint64_t *moved, bool *writing);
 
+/* Whether the guest has port i open now (its last PORT_OPEN said 1). Any thread. */
+bool vcon_port_guest_open(struct vcon_dev *d, unsigned int i);
+
 /* Close the duplicated fds, free. Only the backend: the transport must already be destroyed (its
    workers stopped). NULL ok. */
 void vcon_destroy(struct vcon_dev *d);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # streams.sh: the command's stdin, stdout and stderr are ringvm's own, as pipes (issue 11): bytes,
 # EOF both ways, a reader going away, a paused reader, through virtio-console; the launcher options
-# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout. Eleven boots
+# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout. Twelve boots
 # (four with SAN_PASS=1). Needs a KVM that runs Linux (the lab here). Env: RINGVM, STREAM_MB (default
 # 64, 10 with SAN_PASS). TAP.
 set -u
