@@ -361,6 +361,15 @@ static int init_wait_for(pid_t child)
 	}
 }
 
+/* Whether the kernel command line has key (e.g. "ringvm.stdio=") with the value "virtio". */
+static bool init_param_is_virtio(const char *cmdline, const char *key)
+{
+	char mode[16];
+
+	return cmdline_find_param(cmdline, key, mode, sizeof(mode)) >= 0 &&
+	       strcmp(mode, RINGVM_STDIO_VIRTIO) == 0;
+}
+
 /*
  * ringvm.stdio=virtio: the command's streams are the virtio-console ports, through pipes PID 1
  * relays. Returns true when set up; false (said why) to fall back to the console with stdin at
@@ -368,11 +377,9 @@ static int init_wait_for(pid_t child)
  */
 static bool init_streams(const char *cmdline, struct stdio_relay *relay)
 {
-	char mode[16];
 	int err;
 
-	if (cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIO, mode, sizeof(mode)) < 0 ||
-	    strcmp(mode, RINGVM_STDIO_VIRTIO) != 0)
+	if (!init_param_is_virtio(cmdline, RINGVM_CMDLINE_STDIO))
 		return false;
 	err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS, true);
 	if (err == 0)
@@ -391,13 +398,9 @@ static bool init_streams(const char *cmdline, struct stdio_relay *relay)
  */
 static bool init_signals(const char *cmdline, struct stdio_relay *relay)
 {
-	char mode[16];
-	int err;
-
-	if (cmdline_find_param(cmdline, RINGVM_CMDLINE_SIGNALS, mode, sizeof(mode)) < 0 ||
-	    strcmp(mode, RINGVM_STDIO_VIRTIO) != 0)
+	if (!init_param_is_virtio(cmdline, RINGVM_CMDLINE_SIGNALS))
 		return false;
-	err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS, false);
+	int err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS, false);
 	if (err == 0)
 		return true;
 	/* A kernel without virtio_console (a build tree may be one) is not worth a line on a tty. */
