@@ -92,6 +92,16 @@ if [ -z "${SAN_PASS:-}" ]; then
 			notok "untrapped SIG$s: want $want $(show)"
 	done
 
+	# With a tty (-t) the command is on the console; signals still reach it (the signal port alone).
+	vm_bg -t -- sh -c 'trap "echo got TERM; exit 7" TERM; echo ready; while :; do sleep 1; done'
+	wait_output ready && kill -TERM "$(vmm_pid)"
+	wait "$vm_pid"
+	rc=$?
+	vm_pid=
+	[ "$rc" = 7 ] && grep -q 'got TERM' "$tmp/out" &&
+		ok "-t: SIGTERM to ringvm reaches the command on the console, its trap's exit 7 is ringvm's" ||
+		notok "-t, trapped SIGTERM $(show)"
+
 	# --stop-timeout 5: a command that ignores SIGTERM is stopped by ringvm, 128+15, no sooner
 	# than 5 s after the signal (and not much later: the bound is loose, the lab is slow).
 	vm_bg --stop-timeout 5 -- sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
