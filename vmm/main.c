@@ -71,6 +71,9 @@ static void usage_run(FILE *f)
 		"  -u, --user UID[:GID]  run COMMAND in the guest as this uid and gid (default gid: the\n"
 		"                        uid), numeric\n"
 		"      --timeout SECONDS stop the guest after SECONDS and exit 124, as timeout(1)\n"
+		"      --stop-timeout SECONDS  SIGINT, SIGTERM and SIGHUP sent to ringvm go to COMMAND's\n"
+		"                        process group (without a tty); the guest is stopped when COMMAND\n"
+		"                        has not ended SECONDS after the first (default 10; 0: at once)\n"
 		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
 		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
 		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
@@ -158,7 +161,7 @@ static int cmd_run(int argc, char **argv)
 		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
 		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
 		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
-		{ "root", required_argument, NULL, 'r' },
+		{ "root", required_argument, NULL, 'r' },   { "stop-timeout", required_argument, NULL, 1002 },
 		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
@@ -259,6 +262,10 @@ static int cmd_run(int argc, char **argv)
 		case 1001:
 			if (cli_parse_seconds(optarg, &cfg.timeout_s, &err))
 				die("--timeout %s: %s", optarg, err);
+			break;
+		case 1002:
+			if (cli_parse_stop_timeout(optarg, &cfg.stop_timeout_ms, &err))
+				die("--stop-timeout %s: %s", optarg, err);
 			break;
 		case 'T':
 			cfg.tty = RINGVM_TTY_OFF;

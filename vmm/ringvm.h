@@ -11,6 +11,9 @@
 #define RINGVM_EXIT_CRASH 123 /* the guest crashed: kernel panic, triple fault, KVM internal error */
 #define RINGVM_EXIT_TIMEOUT 124 /* the run took longer than its timeout (as timeout(1) says) */
 
+/* How long a command has to end after a forwarded signal before ringvm stops the guest (docker's). */
+#define RINGVM_STOP_TIMEOUT_MS 10000
+
 /* How the command's standard streams reach it (ringvm_config.stdio). */
 enum ringvm_tty {
 	RINGVM_TTY_AUTO = 0, /* a tty when stdio[0] is a terminal, else streams */
@@ -52,7 +55,18 @@ struct ringvm_config {
 	bool set_user;
 	uint32_t uid, gid;
 	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds (RINGVM_END_TIMEOUT) */
-	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest (the CLI sets this) */
+	/*
+	 * handle_signals: SIGINT, SIGTERM and SIGHUP sent to the process are ringvm's (the CLI sets
+	 * this). With a command, each is forwarded to the command's process group in the guest (on a
+	 * virtio-console port of its own, guest/sigfwd.h; a tty included), and the guest is stopped
+	 * (RINGVM_END_STOPPED, status 128 + the first signal's number) when the command has not ended
+	 * stop_timeout_ms after the first one, or when the command's output has not been read for a
+	 * few seconds since (a reader that went quiet must not keep ringvm alive). A signal stops the
+	 * guest at once (128+N) for the shell, with stop_timeout_ms 0, and while the guest's PID 1 is
+	 * not listening (still booting, or a kernel without virtio_console).
+	 */
+	bool handle_signals;
+	unsigned int stop_timeout_ms; /* default RINGVM_STOP_TIMEOUT_MS */
 	const char *gdb;     /* --gdb tcp:HOST:PORT|unix:PATH: a gdb stub (vmm/gdb_stub.h); NULL: none */
 	bool gdb_wait;       /* --gdb-wait: the vCPUs wait for the debugger before their first instruction */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
@@ -62,7 +76,8 @@ struct ringvm_config {
 			       * no_new_privs before any thread starts (vmm/privilege.h; default true) */
 };
 
-/* Defaults: 1 vCPU, 512 MiB, stdio 0/1/2 with the tty decided by stdio[0], no command, seccomp on. */
+/* Defaults: 1 vCPU, 512 MiB, stdio 0/1/2 with the tty decided by stdio[0], no command, seccomp on,
+   stop timeout RINGVM_STOP_TIMEOUT_MS. */
 void ringvm_config_init(struct ringvm_config *cfg);
 
 enum ringvm_end {
