@@ -1,20 +1,22 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer privilege blk_durable fs_hang
+UNIT_TESTS += boot cli_parse config guest_mem seccomp short_io xfer privilege blk_durable fs_hang
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
-test_short_io_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_short_io_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_short_io.c
 # virtio-blk writethrough and WRITE_ZEROES without fallocate, on a scripted host FUSE mount (root).
-test_blk_durable_SRCS := $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_blk_durable_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_blk_durable.c
 # A READ that never completes does not wedge reset or teardown (root, /dev/fuse).
-test_fs_hang_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_fs_hang_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_fs_hang.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
+# The typed configuration's checks (the devices' own included).
+test_config_SRCS := vmm/config.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
 # The terminal driver of the interactive tests, on its own (no VM).

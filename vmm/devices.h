@@ -1,10 +1,10 @@
-/* devices.h: the virtio devices a config asks for (--disk, --share), created, started and stopped together. */
+/* devices.h: the virtio devices a config asks for (disks, shares, root), created and destroyed together. */
 #ifndef RINGVM_DEVICES_H
 #define RINGVM_DEVICES_H
 
 #include <stddef.h>
 
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 struct vm;
 struct blk_dev;
@@ -12,8 +12,6 @@ struct virtio_fs;
 struct fs_config;
 struct virtio_mmio;
 
-#define RINGVM_MAX_DISKS 16
-#define RINGVM_MAX_SHARES 8 /* --share, plus --root */
 
 /*
  * Each device is created on its own (it knows nothing of buses), then attached here on a
@@ -21,19 +19,20 @@ struct virtio_mmio;
  * destroyed before any device: their workers' in-flight I/O still uses the device's backend.
  */
 struct ringvm_devices {
-	struct blk_dev *disks[RINGVM_MAX_DISKS];
+	struct blk_dev *disks[RINGVM_MAX_DEVICES];
 	unsigned int nr_disks;
-	struct virtio_fs *shares[RINGVM_MAX_SHARES];
-	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
+	struct virtio_fs *shares[RINGVM_MAX_DEVICES];
+	struct fs_config *share_cfgs[RINGVM_MAX_DEVICES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
-	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES];
+	struct virtio_mmio *transports[RINGVM_MAX_DEVICES];
 	unsigned int nr_transports;
 	int root_share; /* index into shares of --root, or -1 */
 };
 
 /*
- * Parse each spec, open its backing, create the device and attach it to the VM on a virtio-mmio
- * transport, disks first (vda, vdb, ... in command-line order), then --root, then the shares.
+ * For a config that passed ringvm_config_check(): open each device's backing, create the device
+ * and attach it to the VM on a virtio-mmio transport, disks first (vda, vdb, ... in config
+ * order), then the root, then the shares; set the process-wide fs limits (devices/fs/fs_budget.h).
  * Returns 0, or -errno with a one-line err and every device and transport created so far
  * destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
  */
@@ -44,10 +43,8 @@ struct priv_need;
 /* What the created shares need from the host kernel (vmm/privilege.h). */
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
 
-/* Before the vCPUs run. */
-__attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d);
-/* After the vCPUs stopped: queue workers drain and exit. */
-void ringvm_devices_stop(struct ringvm_devices *d);
+/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/core.c) and stop
+   when their transport is destroyed: there is no start or stop of the set. */
 /* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
    Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);

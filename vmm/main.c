@@ -1,4 +1,4 @@
-/* main.c: the ringvm command line, a thin client of the library in vmm/ringvm.h. */
+/* main.c: the ringvm command line, a thin client of the library in include/ringvm.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -12,9 +12,8 @@
 
 #include "vmm/cli.h"
 #include "vmm/cli_parse.h"
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
-#define RINGVM_VERSION "0.1"
 
 static void usage_main(FILE *f)
 {
@@ -120,6 +119,28 @@ static void print_timing(const struct ringvm_result *res)
 		ms_since_start(res->t_first_run), ms_since_start(res->t_init), ms_since_start(res->t_end));
 }
 
+/* A spec option's value, copied (the parsers cut it in place) and freed at exit. */
+struct spec_copies {
+	char *p[2 * RINGVM_MAX_DEVICES + 2];
+	unsigned int n;
+};
+
+static char *spec_copy(struct spec_copies *c, const char *opt, const char *spec)
+{
+	if (c->n == sizeof(c->p) / sizeof(c->p[0]))
+		die("%s: too many devices (at most %d)", opt, RINGVM_MAX_DEVICES);
+	char *p = strdup(spec);
+	if (!p)
+		die("out of memory");
+	return c->p[c->n++] = p;
+}
+
+static void spec_free(struct spec_copies *c)
+{
+	while (c->n)
+		free(c->p[--c->n]);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -135,8 +156,10 @@ static int cmd_run(int argc, char **argv)
 	struct ringvm_config cfg;
 	ringvm_config_init(&cfg);
 	cfg.handle_signals = true;
-	const char *disks[64], *shares[64];
+	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
+	struct ringvm_share shares[RINGVM_MAX_DEVICES];
 	unsigned int nr_disks = 0, nr_shares = 0;
+	struct spec_copies copies = { .n = 0 };
 	const char *initrd = NULL;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	const char *err;
@@ -164,22 +187,28 @@ static int cmd_run(int argc, char **argv)
 				die("--memory %s: %s", optarg, err);
 			break;
 		case 'd':
-			if (nr_disks == sizeof(disks) / sizeof(disks[0]))
-				die("--disk: too many disks");
-			disks[nr_disks++] = optarg;
+			if (nr_disks == RINGVM_MAX_DEVICES)
+				die("--disk: too many disks (at most %d devices)", RINGVM_MAX_DEVICES);
+			if (cli_parse_disk(spec_copy(&copies, "--disk", optarg), &disks[nr_disks], &err))
+				die("--disk %s: %s", optarg, err);
+			nr_disks++;
 			break;
 		case 's':
-			if (nr_shares == sizeof(shares) / sizeof(shares[0]))
-				die("--share: too many shares");
-			shares[nr_shares++] = optarg;
+			if (nr_shares == RINGVM_MAX_DEVICES)
+				die("--share: too many shares (at most %d devices)", RINGVM_MAX_DEVICES);
+			if (cli_parse_share(spec_copy(&copies, "--share", optarg), &shares[nr_shares], &err))
+				die("--share %s: %s", optarg, err);
+			nr_shares++;
 			break;
 		case 'r':
-			if (cfg.root)
+			if (cfg.root.host_dir)
 				die("--root given twice");
-			cfg.root = optarg;
+			if (cli_parse_root(spec_copy(&copies, "--root", optarg), &cfg.root, &err))
+				die("--root %s: %s", optarg, err);
 			break;
 		case 'L':
-			cfg.fs_limits = optarg;
+			if (cli_parse_fs_limits(optarg, &cfg.fs_limits, &err))
+				die("--fs-limits %s: %s", optarg, err);
 			break;
 		case 'v':
 			cfg.verbose = true;
@@ -189,6 +218,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'h':
 			usage_run(stdout);
+			spec_free(&copies);
 			return 0;
 		case ':':
 			die("option %s needs a value (see ringvm run --help)", argv[optind - 1]);
@@ -199,8 +229,8 @@ static int cmd_run(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
 		die("unexpected argument '%s': put the command after -- (see ringvm run --help)",
 		    argv[optind]);
-	cfg.argv = argv + optind;
-	cfg.argc = argc - optind;
+	cfg.argv = (const char *const *)(argv + optind);
+	cfg.argc = (unsigned int)(argc - optind);
 	cfg.disks = disks;
 	cfg.nr_disks = nr_disks;
 	cfg.shares = shares;
@@ -219,13 +249,14 @@ static int cmd_run(int argc, char **argv)
 		cfg.initrd = initrd;
 	}
 
-	char msg[512];
+	char msg[RINGVM_ERR_MAX];
 	struct ringvm *vm;
 	int ret = ringvm_create(&cfg, &vm, msg, sizeof(msg));
+	spec_free(&copies); /* the VM keeps no pointer into the config */
 	if (ret)
 		die("%s", msg);
 	struct ringvm_result res;
-	ret = ringvm_run(vm, &res);
+	ret = ringvm_run(vm, &res, msg, sizeof(msg));
 	ringvm_destroy(vm);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
@@ -248,7 +279,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("ringvm %s\n", RINGVM_VERSION);
+		printf("ringvm %s\n", ringvm_version());
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))

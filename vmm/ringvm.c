@@ -1,6 +1,6 @@
 /* ringvm.c: the library's front door: build a machine from a config, run it, say how it ended. */
 #define _GNU_SOURCE
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,23 +25,29 @@
 #include "guest/protocol.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
+#include "vmm/fail.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 
-#define RINGVM_MIN_MEMORY (64ULL << 20)
-#define RINGVM_MAX_MEMORY (1ULL << 40)
-#define RINGVM_MAX_CPUS 255 /* xAPIC IDs; 255 is the broadcast ID */
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
 
+/* What ringvm_run() needs of the config: the config itself need not outlive ringvm_create(). */
+struct ringvm_run_opts {
+	bool handle_signals;
+	bool seccomp;
+	bool drop_privileges;
+};
+
 struct ringvm {
-	struct ringvm_config cfg;
+	struct ringvm_run_opts opts;
 	struct vm vm;
 	bool vm_created;
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	bool ran; /* ringvm_run() was called: once per VM */
 };
 
 /* A read-only mapping of a whole file. */
@@ -49,28 +55,6 @@ struct mapped_file {
 	const uint8_t *data;
 	size_t size;
 };
-
-void ringvm_config_init(struct ringvm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->cpus = 1;
-	cfg->memory = 512ULL << 20;
-	cfg->console_in = STDIN_FILENO;
-	cfg->console_out = STDOUT_FILENO;
-	cfg->seccomp = true;
-	cfg->drop_privileges = true;
-}
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static int map_file(const char *path, struct mapped_file *f)
 {
@@ -117,8 +101,8 @@ static bool host_kvm_is_pvm(void)
 }
 
 /* Append " KEY" + the wire form of argv (guest/cmdline.h) to out[*len..]; -E2BIG when full. */
-static int append_encoded(char *out, size_t outlen, size_t *len, const char *key, char *const *argv,
-			  int argc)
+static int append_encoded(char *out, size_t outlen, size_t *len, const char *key,
+			  const char *const *argv, int argc)
 {
 	int n = snprintf(out + *len, outlen - *len, " %s", key);
 	if (n < 0 || (size_t)n >= outlen - *len)
@@ -135,13 +119,13 @@ static int append_encoded(char *out, size_t outlen, size_t *len, const char *key
 static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_t *len)
 {
 	const struct ringvm_devices *d = &r->devices;
-	char *argv[3 * RINGVM_MAX_SHARES];
+	const char *argv[3 * RINGVM_MAX_DEVICES];
 	int argc = 0;
 	for (unsigned int i = 0; i < d->nr_shares; i++) {
 		struct fs_config *fc = d->share_cfgs[i];
-		char *mode = fc->readonly ? "ro" : "rw";
+		const char *mode = fc->readonly ? "ro" : "rw";
 		if ((int)i == d->root_share) {
-			char *root[2] = { fc->tag, mode };
+			const char *root[2] = { fc->tag, mode };
 			int ret = append_encoded(out, outlen, len, RINGVM_CMDLINE_ROOT, root, 2);
 			if (ret)
 				return ret;
@@ -154,10 +138,9 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
-static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, char *out, size_t outlen,
-			 char *err, size_t errlen)
+static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg,
+			 const struct x86_kernel *k, char *out, size_t outlen, char *err, size_t errlen)
 {
-	const struct ringvm_config *cfg = &r->cfg;
 	size_t len = 0;
 	int n = snprintf(out, outlen,
 			 "console=ttyS0 reboot=k panic=-1 pci=off 8250.nr_uarts=1 i8042.noaux "
@@ -165,7 +148,7 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
 			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 	if (n < 0 || (size_t)n >= outlen)
-		return fail(err, errlen, -E2BIG, "kernel command line too long");
+		return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
 	len = (size_t)n;
 
 	/* For kernels built with CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES; Debian's find them in ACPI. */
@@ -174,69 +157,63 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 		n = snprintf(out + len, outlen - len, " virtio_mmio.device=%llu@0x%llx:%u",
 			     (unsigned long long)d->size, (unsigned long long)d->base, d->gsi);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	if (cfg->cmdline && *cfg->cmdline) {
 		n = snprintf(out + len, outlen - len, " %s", cfg->cmdline);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
-	if (cfg->argc > 0 && (cfg->console_in < 0 || !isatty(cfg->console_in))) {
+	if (cfg->argc > 0 && (cfg->console.in_fd < 0 || !isatty(cfg->console.in_fd))) {
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return fail(err, errlen, -E2BIG, "kernel command line too long");
+			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	if (append_mounts(r, out, outlen, &len))
-		return fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
-	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
-		return fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
+		return vmm_fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
+	if (cfg->argc > 0 &&
+	    append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
+		return vmm_fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
 	if (len > k->cmdline_max)
-		return fail(err, errlen, -E2BIG,
+		return vmm_fail(err, errlen, -E2BIG,
 			    "kernel command line too long: %zu bytes, this kernel takes at most %u (shorten "
 			    "the command or --cmdline)",
 			    len, k->cmdline_max);
 	return 0;
 }
 
-static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
+static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
-	const struct ringvm_config *cfg = &r->cfg;
 	struct mapped_file kernel = { 0 }, initrd = { 0 };
-	int ret;
-
-	if (cfg->cpus < 1 || cfg->cpus > RINGVM_MAX_CPUS)
-		return fail(err, errlen, -EINVAL, "--cpus must be between 1 and %d", RINGVM_MAX_CPUS);
-	if (cfg->memory < RINGVM_MIN_MEMORY || cfg->memory > RINGVM_MAX_MEMORY || cfg->memory % 4096)
-		return fail(err, errlen, -EINVAL,
-			    "--memory must be a multiple of 4K between 64M and 1T");
-	if (!cfg->kernel)
-		return fail(err, errlen, -EINVAL, "no kernel given");
+	int ret = ringvm_config_check(cfg, err, errlen);
+	if (ret)
+		return ret;
 
 	ret = map_file(cfg->kernel, &kernel);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
+		return vmm_fail(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
 			    ret == -ENODATA ? "empty file" : strerror(-ret));
 	if (cfg->initrd) {
 		ret = map_file(cfg->initrd, &initrd);
 		if (ret) {
-			ret = fail(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
+			ret = vmm_fail(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
 				   ret == -ENODATA ? "empty file" : strerror(-ret));
 			goto out;
 		}
 	}
 	if (access("/dev/kvm", F_OK) != 0) {
-		ret = fail(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
+		ret = vmm_fail(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
 		goto out;
 	}
 
 	const char *why;
 	ret = vm_create(&r->vm, cfg->memory, cfg->cpus, &why);
 	if (ret) {
-		ret = fail(err, errlen, ret, "%s: %s", why, strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "%s: %s", why, strerror(-ret));
 		goto out;
 	}
 	r->vm_created = true;
@@ -245,14 +222,14 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	struct x86_kernel k;
 	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
 	if (ret == -ENOEXEC) {
-		ret = fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
+		ret = vmm_fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
 	} else if (ret == -ENOMEM) {
-		ret = fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
+		ret = vmm_fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
 			   cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
 	} else if (ret) {
-		ret = fail(err, errlen, ret,
+		ret = vmm_fail(err, errlen, ret,
 			   "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
 			   cfg->kernel);
 		goto out;
@@ -264,7 +241,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		info.initrd_addr = x86_initrd_addr(&r->vm.mem, &k, initrd.size);
 		void *dst = info.initrd_addr ? gm_ptr(&r->vm.mem, info.initrd_addr, initrd.size) : NULL;
 		if (!dst) {
-			ret = fail(err, errlen, -ENOMEM,
+			ret = vmm_fail(err, errlen, -ENOMEM,
 				   "initrd %s (%zu MiB) does not fit in guest memory next to the kernel",
 				   cfg->initrd, initrd.size >> 20);
 			goto out;
@@ -272,15 +249,15 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		memcpy(dst, initrd.data, initrd.size);
 	}
 
-	ret = console_create(&r->console, &r->vm, cfg->console_in, cfg->console_out, cfg->argc == 0);
+	ret = console_create(&r->console, &r->vm, cfg->console.in_fd, cfg->console.out_fd, cfg->argc == 0);
 	if (ret) {
-		ret = fail(err, errlen, ret, "console: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
 	}
 	r->console_created = true;
 	ret = x86_legacy_register(&r->vm);
 	if (ret) {
-		ret = fail(err, errlen, ret, "legacy ports: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "legacy ports: %s", strerror(-ret));
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
@@ -288,7 +265,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
 	if (host_kvm_is_pvm()) {
-		ret = fail(err, errlen, -ENOTSUP,
+		ret = vmm_fail(err, errlen, -ENOTSUP,
 			   "/dev/kvm here is PVM (kvm_pvm), which cannot run a stock Linux kernel; use a "
 			   "hardware-KVM host or the KVM lab (tests/lab/run)");
 		goto out;
@@ -302,12 +279,12 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	void *acpi_buf = gm_ptr(&r->vm.mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
 	ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
 	if (ret < 0) {
-		ret = fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
 		goto out;
 	}
 
 	char cmdline[LAYOUT_CMDLINE_MAX];
-	ret = build_cmdline(r, &k, cmdline, sizeof(cmdline), err, errlen);
+	ret = build_cmdline(r, cfg, &k, cmdline, sizeof(cmdline), err, errlen);
 	if (ret)
 		goto out;
 	info.cmdline = cmdline;
@@ -315,7 +292,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	if (!ret)
 		ret = x86_boot_tables_write(&r->vm.mem);
 	if (ret) {
-		ret = fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
 		goto out;
 	}
 	if (cfg->verbose)
@@ -325,7 +302,7 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	if (!ret)
 		ret = x86_boot_regs_apply(r->vm.vcpus[0].fd, &k);
 	if (ret) {
-		ret = fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
 	}
 	ret = 0;
@@ -339,9 +316,11 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 {
 	struct ringvm *r = calloc(1, sizeof(*r));
 	if (!r)
-		return fail(err, errlen, -ENOMEM, "out of memory");
-	r->cfg = *cfg;
-	int ret = ringvm_build(r, err, errlen);
+		return vmm_fail(err, errlen, -ENOMEM, "out of memory");
+	r->opts = (struct ringvm_run_opts){ .handle_signals = cfg->handle_signals,
+					    .seccomp = cfg->seccomp,
+					    .drop_privileges = cfg->drop_privileges };
+	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
 		return ret;
@@ -426,12 +405,19 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 	}
 }
 
-int ringvm_run(struct ringvm *r, struct ringvm_result *res)
+int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t errlen)
 {
+	if (r->ran) {
+		memset(res, 0, sizeof(*res));
+		res->end = RINGVM_END_ERROR;
+		snprintf(res->message, sizeof(res->message), "this VM has already run");
+		return vmm_fail(err, errlen, -EALREADY, "%s", res->message);
+	}
+	r->ran = true;
 	int sig_fd = -1;
 	sigset_t sigs, old;
 	sigemptyset(&sigs);
-	if (r->cfg.handle_signals) {
+	if (r->opts.handle_signals) {
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
@@ -439,7 +425,7 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask. */
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	if (r->cfg.handle_signals) {
+	if (r->opts.handle_signals) {
 		sigdelset(&sigs, SIGUSR1);
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	}
@@ -447,17 +433,15 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	/* Before the first thread (capabilities are per thread; every later one inherits these):
 	   nothing beyond what the shares need, no_new_privs. */
 	int ret = 0;
-	if (r->cfg.drop_privileges) {
+	if (r->opts.drop_privileges) {
 		struct priv_need need;
 		ringvm_devices_priv_need(&r->devices, &need);
 		ret = priv_drop(priv_keep_mask(&need));
 	}
 	if (!ret)
-		ret = ringvm_devices_start(&r->devices);
-	if (!ret)
 		ret = console_start(&r->console);
 	/* From here on the VMM only serves the guest: lock the set of system calls down. */
-	if (!ret && r->cfg.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
+	if (!ret && r->opts.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
 		ret = ret < 0 ? ret : -EPERM;
 	if (!ret)
 		ret = vcpus_start(&r->vm);
@@ -467,9 +451,10 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 		ringvm_wait(r, sig_fd);
 
 	vcpus_stop(&r->vm);
-	ringvm_devices_stop(&r->devices);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
+	if (ret)
+		vmm_fail(err, errlen, ret, "%s", res->message);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -495,22 +480,4 @@ void ringvm_destroy(struct ringvm *r)
 	if (r->vm_created)
 		vm_destroy(&r->vm);
 	free(r);
-}
-
-int ringvm_exit_code(const struct ringvm_result *res)
-{
-	switch (res->end) {
-	case RINGVM_END_EXIT_STATUS:
-	case RINGVM_END_STOPPED: /* 128 + the signal that stopped it, or 0 for Ctrl-A x */
-		return res->status;
-	case RINGVM_END_POWEROFF:
-	case RINGVM_END_RESET:
-		return 0;
-	case RINGVM_END_PANIC:
-	case RINGVM_END_CRASH:
-		return RINGVM_EXIT_CRASH;
-	case RINGVM_END_ERROR:
-		break;
-	}
-	return RINGVM_EXIT_ERROR;
 }

@@ -1,12 +1,11 @@
 /* serve.c: ringvm serve: one device on a vhost-user socket, front-ends served one after another. */
 #define _GNU_SOURCE
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/vhost_user/vu_backend.h"
+#include "vmm/fail.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 
@@ -36,72 +36,42 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->device = RINGVM_SERVE_FS;
 	cfg->listen_fd = -1;
 	cfg->stop_fd = -1;
-	cfg->queues = 1;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
-}
-
-static int serve_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int serve_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
 }
 
 static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_dev *d, char *err,
 			   size_t errlen)
 {
-	struct fs_config *fc = &d->fs_cfg;
-	if (!cfg->shared_dir)
-		return serve_fail(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
-	if (strlen(cfg->shared_dir) >= sizeof(fc->host_dir))
-		return serve_fail(err, errlen, -ENAMETOOLONG, "--shared-dir: path too long");
-	snprintf(fc->host_dir, sizeof(fc->host_dir), "%s", cfg->shared_dir);
-	snprintf(fc->guest_dir, sizeof(fc->guest_dir), "/");
-	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system, not us. */
-	snprintf(fc->tag, sizeof(fc->tag), "ringvm");
-	fc->readonly = cfg->readonly;
-	fc->allow_direct_io = cfg->allow_direct_io;
-	/* ringvm run --share's defaults: no device nodes, no setuid bits, user.* xattrs. */
-	fc->dev = false;
-	fc->suid = false;
-	fc->xattr = FS_XATTR_USER;
-	if (cfg->queues < 1 || cfg->queues > FS_MAX_QUEUES)
-		return serve_fail(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
-	fc->queues = cfg->queues;
-	const char *c = cfg->cache ? cfg->cache : "auto";
-	if (!strcmp(c, "auto"))
-		fc->cache = FS_CACHE_AUTO;
-	else if (!strcmp(c, "always"))
-		fc->cache = FS_CACHE_ALWAYS;
-	else if (!strcmp(c, "never"))
-		fc->cache = FS_CACHE_NEVER;
-	else
-		return serve_fail(err, errlen, -EINVAL, "--cache %s: must be auto, always or never", c);
-	int ret = virtio_fs_create(fc, &d->fs);
+	if (!cfg->share.host_dir)
+		return vmm_fail(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
+	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system and where it is
+	   mounted, not us. */
+	struct ringvm_share s = cfg->share;
+	s.guest_dir = "/";
+	s.tag = "ringvm";
+	const char *why;
+	int ret = fs_config_from(&s, &d->fs_cfg, &why);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--shared-dir %s: %s", fc->host_dir,
-				  strerror(-ret));
+		return vmm_fail(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, why);
+	ret = virtio_fs_create(&d->fs_cfg, &d->fs);
+	if (ret)
+		return vmm_fail(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, strerror(-ret));
 	return 0;
 }
 
 static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_dev *d, char *err,
 			    size_t errlen)
 {
-	if (!cfg->disk)
-		return serve_fail(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
-	int ret = blk_parse_spec(cfg->disk, &d->blk_cfg);
+	if (!cfg->disk.path)
+		return vmm_fail(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
+	const char *why;
+	int ret = blk_config_from(&cfg->disk, &d->blk_cfg, &why);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--disk %s: %s", cfg->disk,
-				  d->blk_cfg.error ? d->blk_cfg.error : strerror(-ret));
+		return vmm_fail(err, errlen, ret, "--disk %s: %s", cfg->disk.path, why);
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
-		return serve_fail(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path,
-				  blk_strerror(ret));
+		return vmm_fail(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path, blk_strerror(ret));
 	return 0;
 }
 
@@ -119,23 +89,23 @@ static int serve_listen(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(a.sun_path))
-		return serve_fail(err, errlen, -ENAMETOOLONG,
+		return vmm_fail(err, errlen, -ENAMETOOLONG,
 				  "--socket %s: path too long for a Unix socket (%zu bytes at most)",
 				  path, sizeof(a.sun_path) - 1);
 	memcpy(a.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return serve_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+		return vmm_fail(err, errlen, -errno, "socket: %s", strerror(errno));
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			close(fd);
-			return serve_fail(err, errlen, -EEXIST,
+			return vmm_fail(err, errlen, -EEXIST,
 					  "--socket %s: exists and is not a socket", path);
 		}
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
 			close(fd);
-			return serve_fail(err, errlen, -EADDRINUSE,
+			return vmm_fail(err, errlen, -EADDRINUSE,
 					  "--socket %s: another server is listening there", path);
 		}
 		(void)unlink(path); /* stale: bind() below reports what is still wrong */
@@ -143,7 +113,7 @@ static int serve_listen(const char *path, char *err, size_t errlen)
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
 		int e = errno;
 		close(fd);
-		return serve_fail(err, errlen, -e, "--socket %s: %s", path, strerror(e));
+		return vmm_fail(err, errlen, -e, "--socket %s: %s", path, strerror(e));
 	}
 	return fd;
 }
@@ -176,7 +146,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 	struct serve_dev d;
 	memset(&d, 0, sizeof(d));
 	if (!cfg->socket && cfg->listen_fd < 0)
-		return serve_fail(err, errlen, -EINVAL, "--socket PATH is required");
+		return vmm_fail(err, errlen, -EINVAL, "--socket PATH is required");
 	/* Signals are taken through a signalfd from the start: one that arrives while we set up
 	   ends the server cleanly (socket removed) instead of killing it half way. */
 	sigset_t sigs, old;
@@ -191,7 +161,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		if (sig_fd < 0) {
 			int e = errno;
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			return serve_fail(err, errlen, -e, "signalfd: %s", strerror(e));
+			return vmm_fail(err, errlen, -e, "signalfd: %s", strerror(e));
 		}
 		stop_fd = sig_fd;
 	}
@@ -203,7 +173,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 	struct vu_backend *b;
 	ret = vu_backend_create(vdev, cfg->socket ? cfg->socket : "(fd)", &b);
 	if (ret) {
-		serve_fail(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
+		vmm_fail(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
 		goto out_dev;
 	}
 	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : serve_listen(cfg->socket, err, errlen);
@@ -221,20 +191,20 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		};
 		ret = priv_drop(priv_keep_mask(&need));
 		if (ret) {
-			serve_fail(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
+			vmm_fail(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
 			goto out_listen;
 		}
 	}
 	/* From here on the process only serves front-ends: lock the set of system calls down. */
 	if (cfg->seccomp && (ret = seccomp_install_role(seccomp_mode_from_env(),
 						       SECCOMP_ROLE_SERVE)) != 0) {
-		ret = serve_fail(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
+		ret = vmm_fail(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
 				 strerror(ret < 0 ? -ret : EPERM));
 		goto out_listen;
 	}
 	ret = serve_loop(b, listen_fd, stop_fd);
 	if (ret)
-		serve_fail(err, errlen, ret, "accept: %s", strerror(-ret));
+		vmm_fail(err, errlen, ret, "accept: %s", strerror(-ret));
 
 out_listen:
 	if (cfg->listen_fd < 0) {

@@ -18,7 +18,7 @@ VU_FRONT := tests/support/vu_front.c devices/virtio/fake_ring.c
 UNIT_TESTS += vu_blk
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/worker.c \
 	devices/virtio/core.c
-test_vu_blk_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
+test_vu_blk_SRCS := $(SPEC_SRCS) $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
 	tests/unit/test_vu_blk.c
 UNIT_TESTS += vu_fs
 test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
