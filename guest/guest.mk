@@ -93,3 +93,5 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 
 # The private apt configuration for another suite reads the host's sources in both formats.
 HOST_TESTS += guest/test-apt-suite.sh
+guest: $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
+.PHONY: guest

@@ -55,7 +55,7 @@ DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev lib
 DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk dist/dist.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 
@@ -78,7 +78,7 @@ bench: bench-boot bench-blk bench-fs bench-uring-meta
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LDLIBS)
 ALL_TARGETS += $(B)/bench/uring_meta
 bench-uring-meta: $(B)/bench/uring_meta
 	$(Q)$< $${BENCH_DIR:-/var/tmp}
@@ -98,5 +98,5 @@ FS_HOST_MOUNT_SRCS := $(FS_CORE_SRCS) tests/support/host_fuse.c tests/support/fu
 $(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/fuse_host_mount

@@ -29,5 +29,5 @@ VU_PROBE_SRCS := tests/support/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vm
 $(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/vu_probe
