@@ -190,7 +190,8 @@ __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config
  * Run the guest until it ends, on the calling thread (vCPUs and queue workers get their own). 0
  * with *res saying how it ended, or -errno when it could not start (then *res is filled too, as
  * RINGVM_END_ERROR, and err says why). Once per ringvm_create(); a second call is -EALREADY.
- * While it runs, SIGUSR1 is blocked on the calling thread (ringvm kicks its vCPUs with it).
+ * ringvm kicks its vCPU threads with SIGUSR1: it installs its own handler for it, and blocks it
+ * on the calling thread while it runs (the caller's signal mask is given back on return).
  */
 __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct ringvm_result *res, char *err,
 						   size_t errlen);

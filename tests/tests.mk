@@ -16,6 +16,9 @@ test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 # The typed configuration's checks (the devices' own included).
+# libringvm's life cycle with real VMs (firmware payloads), through the public API only.
+UNIT_TESTS += lib
+test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
 test_config_SRCS := vmm/config.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
