@@ -84,7 +84,7 @@ $(LIB): $(LIB_OBJS)
 
 $(B)/ringvm: $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The shared library, install, the man page and pkg-config file; the example built against the install.
 include dist/dist.mk

@@ -58,7 +58,7 @@ DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev lib
 DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk dist/dist.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk dist/dist.mk vmm/vmm.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 
