@@ -70,16 +70,19 @@ fi
 # in the guest's tty queue. Were the command the session leader, its exit would hang the console up,
 # and a hangup throws away what the UART has not sent yet (seen in the lab: 2 of 5 such runs with
 # two vCPUs lost their last lines); PID 1 keeps the session and waits for the queue to empty.
-seq 1 3000 >"$tmp/want"
-echo LAST-LINE >>"$tmp/want"
-for run in 1 2 3; do
-	vm --cpus 2 -- sh -c 'seq 1 3000; echo LAST-LINE'
-	[ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/want" || break
-done
-if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/want"; then
-	ok "3 runs with 2 vCPUs: 3,001 lines, the last one included, each time (PID 1 drains the console)"
-else
-	notok "console drain, run $run: status $rc, $(wc -l <"$tmp/out") lines, ends '$(tail -n1 "$tmp/out")' (stderr: $(tail -c 300 "$tmp/err"))"
+# Not in the sanitizer pass: this is PID 1's and the guest kernel's behaviour, not ringvm's memory.
+if [ -z "${SAN_PASS:-}" ]; then
+	seq 1 3000 >"$tmp/want"
+	echo LAST-LINE >>"$tmp/want"
+	for run in 1 2 3; do
+		vm --cpus 2 -- sh -c 'seq 1 3000; echo LAST-LINE'
+		[ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/want" || break
+	done
+	if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/want"; then
+		ok "3 runs with 2 vCPUs: 3,001 lines, the last one included, each time (PID 1 drains the console)"
+	else
+		notok "console drain, run $run: status $rc, $(wc -l <"$tmp/out") lines, ends '$(tail -n1 "$tmp/out")' (stderr: $(tail -c 300 "$tmp/err"))"
+	fi
 fi
 
 # A kernel that panics: no initrd, so no init and no root filesystem; panic=-1 reboots at once.

@@ -192,11 +192,16 @@ off=() on=()
 for f in "${names[@]}"; do
 	[ -n "${dir[$f]:-}" ] || continue
 	off+=("$f")
-	# O_DIRECT is the file system's to refuse (tmpfs on Linux 6.1 does): such a disk is skipped.
-	if err=$(dd if=/dev/zero of="${dir[$f]}/img/probe" bs=4096 count=1 oflag=direct 2>&1); then
+	# O_DIRECT is the file system's to refuse (tmpfs on Linux 6.1 does): there, direct=on must be
+	# refused before boot, in one line that says why and what to use instead.
+	if dd if=/dev/zero of="${dir[$f]}/img/probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
 		on+=("$f")
 	else
-		skip "$f disk, direct=on" "O_DIRECT refused here: $(echo "$err" | tail -n1)"
+		truncate -s 1M "${dir[$f]}/img/probe"
+		vm --disk "${dir[$f]}/img/probe,direct=on" -- true
+		[ "$rc" != 0 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "does not support O_DIRECT" "$tmp/err" &&
+			ok "$f disk, direct=on: the file system refuses O_DIRECT, ringvm refuses the disk in one line" ||
+			notok "$f disk, direct=on where O_DIRECT is refused $(show)"
 	fi
 	rm -f "${dir[$f]}/img/probe"
 done

@@ -37,14 +37,15 @@ check() { # check NAME CMD...: ok when CMD succeeds, else the last run's output
 	if "$@"; then ok "$name"; else notok "$name $(show)"; fi
 }
 
-# vm ARGS...: `ringvm run ARGS` with no terminal; VM_TIMEOUT seconds at most (default 300).
+# vm ARGS...: `ringvm run ARGS` with no terminal; VM_TIMEOUT seconds at most (default 300), then
+# SIGTERM, and SIGKILL 30 s later should ringvm not stop (status 137: a failed stop, never a hang).
 vm() {
-	timeout "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	timeout -k 30 "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
 	rc=$?
 }
 # vm_bg ARGS...: like vm, in the background; $vm_pid is its timeout(1) process.
 vm_bg() {
-	timeout "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	timeout -k 30 "${VM_TIMEOUT:-300}" "$ringvm" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
 	vm_pid=$!
 }
 # wait_output TEXT: true once the background VM printed TEXT, false if it ended first (10 min at most).
