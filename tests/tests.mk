@@ -52,7 +52,7 @@ fuzz: fuzz-build
 		exit $$rc
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
-DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
+DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev qemu-system-x86 \
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
 # fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
 DEPS_PKGS += bindfs nfs-kernel-server

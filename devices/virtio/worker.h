@@ -149,9 +149,6 @@ void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms);
  */
 struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req);
 
-/* True when at least n SQEs can be obtained now (to queue a multi-SQE request all or nothing). */
-bool vq_worker_sq_room(struct vq_worker *w, unsigned int n);
-
 /*
  * The request is finished: push {chain.head, written} to the used ring (published at the end of the
  * pass) and free the slot. req->inflight must be 0. written = bytes the device wrote into the chain's
@@ -159,9 +156,8 @@ bool vq_worker_sq_room(struct vq_worker *w, unsigned int n);
  */
 void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written);
 
-/* The queue index this worker serves and its io_uring (e.g. to register files at activation). */
+/* The queue index this worker serves. */
 unsigned int vq_worker_queue_index(const struct vq_worker *w);
-struct io_uring *vq_worker_ring(struct vq_worker *w);
 
 /*
  * The driver broke the protocol in a request the device is handling: mark the queue broken and ask
