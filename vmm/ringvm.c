@@ -16,10 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arch/x86/acpi.h"
-#include "arch/x86/boot.h"
-#include "arch/x86/cpu.h"
-#include "arch/x86/legacy.h"
+#include "arch/arch.h"
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
 #include "guest/protocol.h"
@@ -91,15 +88,6 @@ static void unmap_file(struct mapped_file *f)
 	f->data = NULL;
 }
 
-/* kvm_pvm cannot run a stock kernel's kernel-mode code: say so instead of hanging for minutes. */
-static bool host_kvm_is_pvm(void)
-{
-	const char *allow = getenv("RINGVM_ALLOW_PVM");
-	if (allow && strcmp(allow, "1") == 0)
-		return false;
-	return access("/sys/module/kvm_pvm", F_OK) == 0;
-}
-
 /* Append " KEY" + the wire form of argv (guest/cmdline.h) to out[*len..]; -E2BIG when full. */
 static int append_encoded(char *out, size_t outlen, size_t *len, const char *key,
 			  const char *const *argv, int argc)
@@ -138,13 +126,15 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
-static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg,
-			 const struct x86_kernel *k, char *out, size_t outlen, char *err, size_t errlen)
+/* Room for any command line this builds; the kernel's own limit is checked after. */
+#define RINGVM_CMDLINE_BUF 65536
+
+static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg, size_t max, char *out,
+			 size_t outlen, char *err, size_t errlen)
 {
 	size_t len = 0;
-	int n = snprintf(out, outlen,
-			 "console=ttyS0 reboot=k panic=-1 pci=off 8250.nr_uarts=1 i8042.noaux "
-			 "tsc=reliable no_timer_check %s",
+	/* panic=-1: a panicking kernel reboots at once, and ringvm reports the panic. */
+	int n = snprintf(out, outlen, "%s panic=-1 %s", arch_cmdline_base(),
 			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
 			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 	if (n < 0 || (size_t)n >= outlen)
@@ -178,17 +168,19 @@ static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg
 	if (cfg->argc > 0 &&
 	    append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
 		return vmm_fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
-	if (len > k->cmdline_max)
+	if (len > max)
 		return vmm_fail(err, errlen, -E2BIG,
-			    "kernel command line too long: %zu bytes, this kernel takes at most %u (shorten "
-			    "the command or --cmdline)",
-			    len, k->cmdline_max);
+				"kernel command line too long: %zu bytes, this kernel takes at most %zu (shorten "
+				"the command or --cmdline)",
+				len, max);
 	return 0;
 }
 
 static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
 	struct mapped_file kernel = { 0 }, initrd = { 0 };
+	struct arch_boot *boot = NULL;
+	char *cmdline = NULL;
 	int ret = ringvm_config_check(cfg, err, errlen);
 	if (ret)
 		return ret;
@@ -219,34 +211,25 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	r->vm_created = true;
 	r->vm.verbose = cfg->verbose;
 
-	struct x86_kernel k;
-	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
+	ret = arch_kernel_load(&r->vm, kernel.data, kernel.size, &boot);
 	if (ret == -ENOEXEC) {
 		ret = vmm_fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
 	} else if (ret == -ENOMEM) {
 		ret = vmm_fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
-			   cfg->kernel, (unsigned long long)(cfg->memory >> 20));
+			       cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
 	} else if (ret) {
 		ret = vmm_fail(err, errlen, ret,
-			   "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
-			   cfg->kernel);
+			       "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
+			       cfg->kernel);
 		goto out;
 	}
-
-	struct x86_boot_info info = { .rsdp_addr = LAYOUT_ACPI_START };
-	if (initrd.data) {
-		info.initrd_size = initrd.size;
-		info.initrd_addr = x86_initrd_addr(&r->vm.mem, &k, initrd.size);
-		void *dst = info.initrd_addr ? gm_ptr(&r->vm.mem, info.initrd_addr, initrd.size) : NULL;
-		if (!dst) {
-			ret = vmm_fail(err, errlen, -ENOMEM,
-				   "initrd %s (%zu MiB) does not fit in guest memory next to the kernel",
-				   cfg->initrd, initrd.size >> 20);
-			goto out;
-		}
-		memcpy(dst, initrd.data, initrd.size);
+	if (initrd.data && (ret = arch_initrd_load(&r->vm, boot, initrd.data, initrd.size)) != 0) {
+		ret = vmm_fail(err, errlen, ret,
+			       "initrd %s (%zu MiB) does not fit in guest memory next to the kernel", cfg->initrd,
+			       initrd.size >> 20);
+		goto out;
 	}
 
 	ret = console_create(&r->console, &r->vm, cfg->console.in_fd, cfg->console.out_fd, cfg->argc == 0);
@@ -255,58 +238,46 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 		goto out;
 	}
 	r->console_created = true;
-	ret = x86_legacy_register(&r->vm);
+	ret = arch_machine_init(&r->vm);
 	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "legacy ports: %s", strerror(-ret));
+		ret = vmm_fail(err, errlen, ret, "machine devices: %s", strerror(-ret));
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
-	if (host_kvm_is_pvm()) {
-		ret = vmm_fail(err, errlen, -ENOTSUP,
-			   "/dev/kvm here is PVM (kvm_pvm), which cannot run a stock Linux kernel; use a "
-			   "hardware-KVM host or the KVM lab (tests/lab/run)");
+	const char *unfit = arch_host_unfit();
+	if (unfit) {
+		ret = vmm_fail(err, errlen, -ENOTSUP, "%s", unfit);
 		goto out;
 	}
 
-	struct acpi_config acpi = {
-		.nr_cpus = cfg->cpus,
-		.mmio_devs = r->vm.virtio_mmio,
-		.nr_mmio_devs = r->vm.nr_virtio_mmio,
-	};
-	void *acpi_buf = gm_ptr(&r->vm.mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
-	ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
-	if (ret < 0) {
-		ret = vmm_fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+	cmdline = malloc(RINGVM_CMDLINE_BUF);
+	if (!cmdline) {
+		ret = vmm_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-
-	char cmdline[LAYOUT_CMDLINE_MAX];
-	ret = build_cmdline(r, cfg, &k, cmdline, sizeof(cmdline), err, errlen);
+	ret = build_cmdline(r, cfg, arch_cmdline_max(boot), cmdline, RINGVM_CMDLINE_BUF, err, errlen);
 	if (ret)
 		goto out;
-	info.cmdline = cmdline;
-	ret = x86_write_boot_info(&r->vm.mem, &k, &info);
-	if (!ret)
-		ret = x86_boot_tables_write(&r->vm.mem);
-	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+	ret = arch_boot_describe(&r->vm, boot, cmdline, err, errlen);
+	if (ret)
 		goto out;
-	}
 	if (cfg->verbose)
 		fprintf(stderr, "ringvm: kernel command line: %s\n", cmdline);
 
 	ret = vcpus_create(&r->vm);
 	if (!ret)
-		ret = x86_boot_regs_apply(r->vm.vcpus[0].fd, &k);
+		ret = arch_boot_vcpu(boot, r->vm.vcpus[0].fd);
 	if (ret) {
 		ret = vmm_fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
 	}
 	ret = 0;
 out:
+	free(cmdline);
+	arch_boot_free(boot);
 	unmap_file(&kernel);
 	unmap_file(&initrd);
 	return ret;
