@@ -37,7 +37,7 @@ const char *ringvm_version(void);
 #define RINGVM_MAX_CPUS 255                /* xAPIC IDs; 255 is the broadcast ID */
 #define RINGVM_MIN_MEMORY (64ULL << 20)
 #define RINGVM_MAX_MEMORY (1ULL << 40)
-#define RINGVM_MAX_DEVICES 8   /* disks + shares + root together: one interrupt line each */
+#define RINGVM_MAX_DEVICES 16  /* disks + shares + root together: one interrupt line each */
 #define RINGVM_MAX_QUEUES 16   /* request queues of one disk or share */
 #define RINGVM_MAX_POLL_US 1000 /* a disk worker spinning longer than this costs more than a wakeup */
 #define RINGVM_DISK_ID_MAX 20  /* virtio-blk GET_ID: 20 bytes */

@@ -13,7 +13,8 @@
 #include "vmm/layout.h"
 
 /* Every device gets an interrupt line of its own (vmm/layout.h). */
-_Static_assert(LAYOUT_GSI_MAX - LAYOUT_GSI_VIRTIO_FIRST + 1 >= RINGVM_MAX_DEVICES, "interrupt lines");
+_Static_assert(LAYOUT_GSI_VIRTIO_COUNT >= RINGVM_MAX_DEVICES && LAYOUT_VIRTIO_MMIO_MAX >= RINGVM_MAX_DEVICES,
+	       "interrupt lines and MMIO windows");
 
 const char *ringvm_version(void)
 {

@@ -136,9 +136,11 @@ static void test_errors(void)
 	refused("{ \"disks\": [ { \"readonly\": true } ] }", ": disks[0]: \"path\" is required", "a disk without a path");
 	refused("{ \"disks\": { \"path\": \"a\" } }", ": disks: expected an array", "disks not an array");
 	refused("{ \"disks\": [ 1 ] }", ": disks[0]: expected an object", "a disk that is not an object");
-	refused("{ \"disks\": [ {\"path\":\"a\"},{\"path\":\"a\"},{\"path\":\"a\"},{\"path\":\"a\"},{\"path\":\"a\"},"
-		"{\"path\":\"a\"},{\"path\":\"a\"},{\"path\":\"a\"},{\"path\":\"a\"} ] }",
-		": disks: at most 8", "more disks than devices");
+	char many[1024] = "{ \"disks\": [ ";
+	for (int i = 0; i <= RINGVM_MAX_DEVICES; i++)
+		strcat(many, i ? ", { \"path\": \"a\" }" : "{ \"path\": \"a\" }");
+	strcat(many, " ] }");
+	refused(many, ": disks: at most 16", "more disks than devices");
 	refused("{ \"shares\": [ { \"host_dir\": \"/a\", \"guest_dir\": \"/b\", \"cache\": \"sometimes\" } ] }",
 		": shares[0].cache: 'sometimes' is not one of auto, always, never", "a bad enum value, with the choices");
 	refused("{ \"shares\": [ { \"host_dir\": \"/a\", \"guest_dir\": \"/b\", \"xattr\": 1 } ] }",

@@ -69,10 +69,10 @@ int main(void)
 	c.nr_disks = RINGVM_MAX_DEVICES;
 	TAP_CHECK(ringvm_config_check(&c, err, sizeof(err)) == 0, "RINGVM_MAX_DEVICES disks pass");
 	c.nr_disks = RINGVM_MAX_DEVICES + 1;
-	refused(&c, -E2BIG, "at most 8 devices", "one disk too many");
+	refused(&c, -E2BIG, "at most 16 devices", "one disk too many");
 	c.nr_disks = RINGVM_MAX_DEVICES;
 	c.root.host_dir = "/";
-	refused(&c, -E2BIG, "at most 8 devices", "the root counts as a device");
+	refused(&c, -E2BIG, "at most 16 devices", "the root counts as a device");
 	c.root.host_dir = NULL;
 	c.nr_disks = 0xffffffffu;
 	refused(&c, -E2BIG, "devices", "a huge count does not wrap");

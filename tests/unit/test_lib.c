@@ -353,6 +353,31 @@ int main(void)
 	TAP_CHECK(same_usage(base, usage_now(), "after 6 VMs"),
 		  "after 6 VMs: the same fds, threads and mappings as before");
 
+	/* RINGVM_MAX_DEVICES at once: each gets its window and interrupt line, the tables take them. */
+	struct ringvm_disk many_disks[RINGVM_MAX_DEVICES];
+	struct ringvm_share many_shares[4];
+	static const char *const dirs[] = { "/m0", "/m1", "/m2", "/m3" };
+	for (unsigned int i = 0; i < RINGVM_MAX_DEVICES; i++)
+		many_disks[i] = (struct ringvm_disk){ .path = ro_img, .readonly = true };
+	for (unsigned int i = 0; i < 4; i++)
+		many_shares[i] = (struct ringvm_share){ .host_dir = share, .guest_dir = dirs[i], .readonly = true };
+	base_config(&c, FW "exit.elf");
+	c.disks = many_disks;
+	c.nr_disks = RINGVM_MAX_DEVICES - 4;
+	c.shares = many_shares;
+	c.nr_shares = 4;
+	ret = boot(&c, &res);
+	TAP_CHECK(ret == 0 && res.end == RINGVM_END_EXIT_STATUS && res.status == 42,
+		  "a VM with RINGVM_MAX_DEVICES (16) devices: 12 disks and 4 shares");
+	c.nr_shares = 0;
+	c.nr_disks = RINGVM_MAX_DEVICES;
+	c.root.host_dir = share;
+	char err[RINGVM_ERR_MAX];
+	struct ringvm *vm;
+	ret = ringvm_create(&c, &vm, err, sizeof(err));
+	TAP_CHECK(ret == -E2BIG && strstr(err, "at most 16 devices"), "a 17th device is refused before anything is made");
+	TAP_CHECK(same_usage(base, usage_now(), "after 16 devices"), "after 16 devices: nothing leaked");
+
 	test_stop_from_thread();
 	TAP_CHECK(same_usage(base, usage_now(), "after the stops"), "after the stops: nothing leaked");
 	test_create_failures();
