@@ -149,12 +149,13 @@ static void init_load_modules(void)
 }
 
 /*
- * PID 1 leads the console's session (the command gets its own process group in the foreground, see
- * init_exec_child). Not the other way round: when a session leader exits, the kernel hangs up its
- * controlling terminal, and a hangup discards what is still queued for the UART, the command's last
- * lines. PID 1 outlives the command and drains that queue before it reports the status. SIGTTOU and
- * SIGTTIN are ignored so that PID 1, in a background group of its own session, may still use the
- * terminal (the kernel would otherwise retry such a call for ever: init cannot be stopped).
+ * For a command, PID 1 leads the console's session (the command gets its own process group in the
+ * foreground, see init_exec_child). Not the other way round: when a session leader exits, the kernel
+ * hangs up its controlling terminal, and a hangup discards what is still queued for the UART, the
+ * command's last lines. PID 1 outlives the command and drains that queue before it reports the
+ * status. SIGTTOU and SIGTTIN are ignored so that PID 1, in a background group of its own session,
+ * may still use the terminal (the kernel would otherwise retry such a call for ever: init cannot be
+ * stopped). The interactive shell keeps a session of its own (its last lines are its prompt).
  */
 static void init_console_session(int fd)
 {
@@ -261,10 +262,12 @@ static void init_power_signals(void)
 static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
 
 /*
- * In the child: its own process group, in the foreground of the console PID 1 holds (job control,
- * /dev/tty and Ctrl-C reach the command, not PID 1), the fixed environment, then exec. Never returns.
+ * In the child: a command gets its own process group, in the foreground of the console PID 1 holds
+ * (job control, /dev/tty and Ctrl-C reach the command, not PID 1); the shell (own_session) leads a
+ * new session with the console as its controlling tty. Then the fixed environment, then exec. Never
+ * returns.
  */
-static void __attribute__((noreturn)) init_exec_child(char *const argv[])
+static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool own_session)
 {
 	sigset_t none;
 	int fd, err;
@@ -274,15 +277,21 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[])
 	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setpgid(0, 0) < 0)
-		say("setpgid: %s", strerror(errno));
+	if (own_session ? setsid() < 0 : setpgid(0, 0) < 0)
+		say("%s: %s", own_session ? "setsid" : "setpgid", strerror(errno));
 	fd = open("/dev/console", O_RDWR);
 	if (fd < 0) {
 		say("cannot open /dev/console: %s", strerror(errno));
+	} else if (own_session) {
+		/* Opening /dev/console never makes it the controlling tty; TIOCSCTTY does. */
+		if (ioctl(fd, TIOCSCTTY, 0) < 0)
+			say("cannot make /dev/console the controlling tty: %s", strerror(errno));
 	} else {
 		/* Still ignoring SIGTTOU (PID 1's setting): a background group may take the terminal. */
 		if (isatty(fd) && tcsetpgrp(fd, getpid()) < 0)
 			say("cannot give the console to the command: %s", strerror(errno));
+	}
+	if (fd >= 0) {
 		for (int i = 0; i <= STDERR_FILENO; i++)
 			if (fd != i && dup2(fd, i) < 0)
 				say("dup2: %s", strerror(errno));
@@ -414,7 +423,8 @@ int main(void)
 		say("cannot open /dev/console: %s", strerror(errno));
 	else if ((err = init_console_mode(console, argc > 0)) < 0)
 		say("cannot set the console mode: %s", strerror(-err));
-	init_console_session(console);
+	if (argc > 0)
+		init_console_session(console);
 	if (argc > 0) {
 		say_info("running %s (%d args)", cmd_argv[0], argc);
 	} else {
@@ -427,9 +437,11 @@ int main(void)
 		init_finish(INIT_STATUS_BAD_REQUEST, console);
 	}
 	if (child == 0)
-		init_exec_child(argc > 0 ? cmd_argv : shell_argv);
-	/* The child does the same: whichever runs first, the group exists before anyone relies on it. */
-	(void)setpgid(child, child);
+		init_exec_child(argc > 0 ? cmd_argv : shell_argv, argc == 0);
+	/* A command's child does the same: whichever runs first, the group exists before anyone
+	   relies on it. (Not for the shell: setsid() fails for a process group leader.) */
+	if (argc > 0)
+		(void)setpgid(child, child);
 	status = init_wait_for(child);
 	say_info("%s exited with status %d", argc > 0 ? cmd_argv[0] : "the shell", status);
 	init_finish(status, console);

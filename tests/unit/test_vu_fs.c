@@ -96,7 +96,12 @@ int main(void)
 	TAP_CHECK(f.result == 0 && vuf_count_fds() == fds,
 		  "disconnect: the back-end ends cleanly, no fd left (the session's files closed)");
 
-	TAP_CHECK(up(&f), "a new front-end connects");
+	bool again = up(&f);
+	TAP_CHECK(again, "a new front-end connects");
+	if (!again) { /* no rings to drive: the checks below would only crash */
+		vuf_close(&f);
+		return tap_done();
+	}
 	len = fuse_mkreq(req, FUSE_GETATTR, nodeid, (struct fuse_getattr_in[1]){ { 0 } },
 		    sizeof(struct fuse_getattr_in));
 	used = vuf_fuse(&f, 1, req, len, 4096, rep);
