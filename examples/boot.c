@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	cfg.argv = (const char *const *)(argv + 3);
 	cfg.argc = (unsigned int)(argc - 3);
 	cfg.memory = 256ULL << 20;
-	cfg.console.in_fd = -1; /* a command reads EOF, not our terminal */
+	cfg.console.stdio[0] = -1; /* a command reads EOF (/dev/null), not our terminal */
 
 	char err[RINGVM_ERR_MAX];
 	struct ringvm *vm;

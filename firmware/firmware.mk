@@ -16,6 +16,15 @@ $(BUILD_ROOT)/firmware/%.elf: firmware/payload.S guest/protocol.h vmm/layout.h
 	$(Q)$(CC) -I. -DMODE=$(fw_mode_$*) -c -o $(@:.elf=.o) $<
 	$(Q)ld -m elf_x86_64 -nostdlib -static -Ttext=0x100000 -o $@ $(@:.elf=.o)
 
+# debug.elf: a payload with symbols and its own upper-half page tables, for the gdb stub's tests
+# (tests/boot/gdb.sh): gdb loads its symbols, ringvm boots it through PVH.
+ALL_TARGETS += $(BUILD_ROOT)/firmware/debug.elf
+$(BUILD_ROOT)/firmware/debug.elf: firmware/debug.S firmware/debug.ld guest/protocol.h vmm/layout.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $@")
+	$(Q)$(CC) -I. -c -o $(@:.elf=.o) $<
+	$(Q)ld -m elf_x86_64 -nostdlib -static --no-warn-rwx-segments -T firmware/debug.ld -o $@ $(@:.elf=.o)
+
 # The attack payload: one freestanding long-mode guest driving the virtio-mmio devices directly,
 # running the case named on its command line (attack=NAME; tests/boot/attack.sh runs each).
 ATTACK_SRCS := firmware/attack/main.c firmware/attack/rt.c firmware/attack/vio.c \

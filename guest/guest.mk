@@ -13,10 +13,14 @@ GUEST_INIT := $(GUEST_DIR)/init
 GUEST_COMPRESS := lz4
 GUEST_INITRD := $(GUEST_DIR)/initramfs.img
 # Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. overlay puts a
-# tmpfs over a read-only ringvm.root= share.
-GUEST_MODULES := virtio_mmio virtio_blk virtiofs fuse overlay
-# PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c).
-GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c
+# tmpfs over a read-only ringvm.root= share. virtio_console carries the command's stdio. pvpanic_mmio
+# comes first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
+GUEST_MODULES := pvpanic_mmio virtio_mmio virtio_blk virtiofs fuse overlay virtio_console
+# PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c),
+# the command's streams over virtio-console (stdio.c, relay.c, vport.c), its environment, directory and
+# user (launch.c).
+GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c \
+	guest/stdio.c guest/relay.c guest/vport.c guest/launch.c
 
 # The encoder is the VMM's, the decoder PID 1's: one implementation for both ends.
 LIB_SRCS += guest/cmdline.c
@@ -24,13 +28,17 @@ UNIT_TESTS += guest_cmdline
 test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
 FUZZERS += guest_cmdline
 fuzz_guest_cmdline_SRCS := guest/cmdline.c guest/fuzz_cmdline.c
+UNIT_TESTS += guest_relay guest_vport guest_launch
+test_guest_launch_SRCS := guest/launch.c guest/cmdline.c guest/test_launch.c
+test_guest_relay_SRCS := guest/relay.c guest/test_relay.c
+test_guest_vport_SRCS := guest/vport.c guest/test_vport.c
 UNIT_TESTS += guest_drain
 test_guest_drain_SRCS := guest/drain.c guest/test_drain.c
 UNIT_TESTS += guest_mounts
 test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/test_mounts.c
 FUZZERS += guest_mounts
 fuzz_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/fuzz_mounts.c
-DEPS_PKGS += musl-tools busybox-static cpio kmod lz4
+DEPS_PKGS += musl-tools busybox-static cpio kmod lz4 linux-libc-dev
 ALL_TARGETS += $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
 
 # fetch-kernel.sh makes vmlinuz and version together, and does nothing when both exist.
@@ -45,10 +53,20 @@ $(GUEST_VMLINUX): $(GUEST_KERNEL_DIR)/version guest/extract-vmlinux.sh
 	@$(if $(Q),echo "  UNZIP   $@")
 	$(Q)guest/extract-vmlinux.sh $(GUEST_KERNEL) $@ >/dev/null
 
-$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h | $(DEPS_STAMP)
+# musl brings no kernel headers: PID 1 gets the kernel's uapi (linux/, asm/, asm-generic/ from
+# Debian's linux-libc-dev) through links of their own, never the rest of glibc's /usr/include.
+GUEST_UAPI := $(GUEST_DIR)/uapi
+$(GUEST_UAPI)/.linked: | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)ln -sfn /usr/include/linux $(GUEST_UAPI)/linux && \
+		ln -sfn /usr/include/$(shell gcc -dumpmachine)/asm $(GUEST_UAPI)/asm && \
+		ln -sfn /usr/include/asm-generic $(GUEST_UAPI)/asm-generic && touch $@
+
+$(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h \
+		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h $(GUEST_UAPI)/.linked | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
-	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -o $@ $(GUEST_INIT_SRCS)
+	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -isystem $(GUEST_UAPI) -o $@ $(GUEST_INIT_SRCS)
 
 $(GUEST_INITRD): $(GUEST_INIT) $(GUEST_KERNEL_DIR)/version guest/mkinitramfs.sh guest/kmod-closure.sh \
 		guest/guest.mk
@@ -90,6 +108,24 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null
+
+# ringvm run --kernel TREE runs tree-initramfs.sh from next to its binary (vmm/main.c finds
+# build/guest/ from build/ringvm and build/san/ringvm alike), with the two scripts it calls.
+GUEST_TREE_TOOLS := $(addprefix $(GUEST_DIR)/,tree-initramfs.sh mkinitramfs.sh kmod-closure.sh)
+ALL_TARGETS += $(GUEST_TREE_TOOLS)
+$(GUEST_TREE_TOOLS): $(GUEST_DIR)/%.sh: guest/%.sh
+	@mkdir -p $(dir $@)
+	$(Q)install -m 0755 $< $@
+
+# make ktree: a small kernel build tree (Debian's linux-source, tinyconfig + ringvm's fragment, a few
+# modules) for the tests of --kernel TREE (tests/integration/tree.sh) and make bench-devloop; kept in
+# build/ktree/linux and rebuilt only when the package or ringvm's fragment changes.
+KTREE_DIR := $(BUILD_ROOT)/ktree
+DEPS_PKGS += flex bison libelf-dev bc
+.PHONY: ktree
+ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
+	@$(if $(Q),echo "  KTREE   $(KTREE_DIR)/linux")
+	$(Q)guest/build-ktree.sh $(BUILD_ROOT)/ringvm $(KTREE_DIR)
 
 # The private apt configuration for another suite reads the host's sources in both formats.
 HOST_TESTS += guest/test-apt-suite.sh

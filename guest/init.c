@@ -3,8 +3,10 @@
 #include "guest/cmdline.h"
 #include "guest/drain.h"
 #include "guest/fs.h"
+#include "guest/launch.h"
 #include "guest/protocol.h"
 #include "guest/say.h"
+#include "guest/stdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,13 +31,11 @@
 #define INIT_MAX_ARGS (INIT_CMDLINE_MAX / 2 + 2)
 /* Status for "PID 1 could not even start the command" (malformed parameter, failed mount, no /proc). */
 #define INIT_STATUS_BAD_REQUEST 125
+/* How long the virtio-console ports may take to show their names after the module loaded. */
+#define INIT_PORTS_TIMEOUT_MS 10000
 
-static char *init_env[] = {
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	"HOME=/root",
-	"TERM=linux",
-	NULL,
-};
+/* The command's environment, working directory and user (ringvm.env=, .cwd=, .user=). */
+static struct launch init_launch;
 
 /* A power request from busybox's halt/poweroff/reboot (without -f): the RB_* command, or 0. */
 static volatile sig_atomic_t init_power_request;
@@ -264,10 +264,12 @@ static int init_stdin_null; /* ringvm.stdin=null on the kernel command line */
 /*
  * In the child: a command gets its own process group, in the foreground of the console PID 1 holds
  * (job control, /dev/tty and Ctrl-C reach the command, not PID 1); the shell (own_session) leads a
- * new session with the console as its controlling tty. Then the fixed environment, then exec. Never
- * returns.
+ * new session with the console as its controlling tty. Its fds 0-2 are the console, or with `streams`
+ * (ringvm.stdio=virtio) the pipes PID 1 relays to the ports. Then its user, directory and
+ * environment (guest/launch.h), then exec. Never returns.
  */
-static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool own_session)
+static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool own_session,
+						      const int *streams)
 {
 	sigset_t none;
 	int fd, err;
@@ -275,6 +277,7 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool o
 	signal(SIGUSR1, SIG_DFL);
 	signal(SIGUSR2, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (own_session ? setsid() < 0 : setpgid(0, 0) < 0)
@@ -293,7 +296,7 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool o
 	}
 	if (fd >= 0) {
 		for (int i = 0; i <= STDERR_FILENO; i++)
-			if (fd != i && dup2(fd, i) < 0)
+			if (fd != i && dup2(streams ? streams[i] : fd, i) < 0)
 				say("dup2: %s", strerror(errno));
 		if (fd > STDERR_FILENO)
 			close(fd);
@@ -308,15 +311,34 @@ static void __attribute__((noreturn)) init_exec_child(char *const argv[], bool o
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
-	if (chdir("/") < 0)
-		say("chdir /: %s", strerror(errno));
-	/* execvp searches the caller's PATH, so the fixed environment must be ours before the call. */
-	environ = init_env;
+	{
+		const char *what;
+
+		err = launch_apply(&init_launch, &what);
+		if (err < 0) {
+			say("cannot run %s: %s: %s", argv[0], what, strerror(-err));
+			_exit(INIT_STATUS_BAD_REQUEST);
+		}
+	}
+	/* execvp searches the caller's PATH, so the environment must be the command's before the call. */
+	environ = init_launch.envp;
 	execvp(argv[0], argv);
 	err = errno;
 	say("cannot run %s: %s", argv[0], strerror(err));
 	/* Like a shell: 127 when there is no such command, 126 when it cannot be executed. */
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* A wait was interrupted by a signal: carry out a power request (busybox halt/poweroff/reboot). */
+static void init_on_signal(void)
+{
+	if (init_power_request == 0)
+		return;
+	say_info("power request from a signal");
+	sync();
+	reboot(init_power_request);
+	say("reboot: %s", strerror(errno));
+	init_power_request = 0;
 }
 
 /* Reap every child (orphans are ours too) until the one we started ends; returns its shell status. */
@@ -327,26 +349,39 @@ static int init_wait_for(pid_t child)
 		pid_t pid = waitpid(-1, &st, 0);
 
 		if (pid < 0 && errno == EINTR) {
-			if (init_power_request != 0) {
-				say_info("power request from a signal");
-				sync();
-				reboot(init_power_request);
-				say("reboot: %s", strerror(errno));
-				init_power_request = 0;
-			}
+			init_on_signal();
 			continue;
 		}
 		if (pid < 0) {
 			say("waitpid: %s", strerror(errno));
 			return 255;
 		}
-		if (pid != child)
-			continue;
-		if (WIFEXITED(st))
-			return WEXITSTATUS(st);
-		if (WIFSIGNALED(st))
-			return 128 + WTERMSIG(st);
+		if (pid == child && stdio_shell_status(st) >= 0)
+			return stdio_shell_status(st);
 	}
+}
+
+/*
+ * ringvm.stdio=virtio: the command's streams are the virtio-console ports, through pipes PID 1
+ * relays. Returns true when set up; false (said why) to fall back to the console with stdin at
+ * EOF: the host's stdin cannot reach the command then, its output lands on the host's stderr.
+ */
+static bool init_streams(const char *cmdline, struct stdio_relay *relay)
+{
+	char mode[16];
+	int err;
+
+	if (cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIO, mode, sizeof(mode)) < 0 ||
+	    strcmp(mode, RINGVM_STDIO_VIRTIO) != 0)
+		return false;
+	err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS);
+	if (err == 0)
+		return true;
+	say("the command's stdin, stdout and stderr cannot be the virtio-console ports (%s): using the "
+	    "console, stdin at EOF",
+	    err == -ENODEV ? "no virtio_console driver" : strerror(-err));
+	init_stdin_null = 1;
+	return false;
 }
 
 /* Find ringvm.cmd= and decode it into argv. Returns argc, 0 if absent, or -errno (reported). */
@@ -387,8 +422,11 @@ int main(void)
 {
 	static char cmdline[INIT_CMDLINE_MAX], *cmd_argv[INIT_MAX_ARGS];
 	static char *shell_argv[] = { "/bin/sh", "-l", NULL };
+	static struct stdio_relay relay;
 	char flag[8]; /* the value of a short ringvm.* switch */
 	int len, argc, console, err, status;
+	bool streams = false;
+	sigset_t chld;
 	pid_t child;
 
 	init_console_fds();
@@ -408,6 +446,14 @@ int main(void)
 			  !strcmp(flag, "null");
 	say_verbose = cmdline_find_param(cmdline, RINGVM_CMDLINE_VERBOSE, flag, sizeof(flag)) == 1 &&
 		      flag[0] == '1';
+	{
+		const char *why;
+
+		if (launch_parse(&init_launch, cmdline, &why) < 0) {
+			say("%s", why);
+			init_finish(INIT_STATUS_BAD_REQUEST, -1);
+		}
+	}
 	fs_mount_boot();
 	init_load_modules();
 
@@ -418,6 +464,10 @@ int main(void)
 	if (init_requested_mounts(cmdline) < 0)
 		init_finish(INIT_STATUS_BAD_REQUEST, -1);
 	init_power_signals();
+	/* A reader of a stream going away is an EPIPE to PID 1's relay, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc > 0)
+		streams = init_streams(cmdline, &relay);
 	console = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (console < 0)
 		say("cannot open /dev/console: %s", strerror(errno));
@@ -431,18 +481,24 @@ int main(void)
 		say_info("no %s: interactive shell", RINGVM_CMDLINE_CMD);
 	}
 
+	/* The relay learns of the command's end through a signalfd: SIGCHLD blocked before it can come. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (streams)
+		sigprocmask(SIG_BLOCK, &chld, NULL);
 	child = fork();
 	if (child < 0) {
 		say("fork: %s", strerror(errno));
 		init_finish(INIT_STATUS_BAD_REQUEST, console);
 	}
 	if (child == 0)
-		init_exec_child(argc > 0 ? cmd_argv : shell_argv, argc == 0);
+		init_exec_child(argc > 0 ? cmd_argv : shell_argv, argc == 0,
+				streams ? relay.child_fds : NULL);
 	/* A command's child does the same: whichever runs first, the group exists before anyone
 	   relies on it. (Not for the shell: setsid() fails for a process group leader.) */
 	if (argc > 0)
 		(void)setpgid(child, child);
-	status = init_wait_for(child);
+	status = streams ? stdio_run(&relay, child, init_on_signal) : init_wait_for(child);
 	say_info("%s exited with status %d", argc > 0 ? cmd_argv[0] : "the shell", status);
 	init_finish(status, console);
 }

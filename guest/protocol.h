@@ -12,7 +12,21 @@
  *                            runs an interactive shell on the console.
  *   ringvm.verbose=1         PID 1 reports what it does (module loads, mounts) on the console.
  *   ringvm.stdin=null        the command's stdin is /dev/null instead of the console: the VMM says so
- *                            when its own stdin is not a terminal (nothing would ever be typed).
+ *                            when it was asked for a tty (-t) but its stdin is not a terminal.
+ *   ringvm.stdio=virtio      the command's stdin, stdout and stderr are the virtio-console ports named
+ *                            RINGVM_PORT_STDIN, _STDOUT, _STDERR (found by name in
+ *                            /sys/class/virtio-ports/vportNpM/name), not the console. PID 1 relays
+ *                            them to pipes it gives the command (guest/stdio.h), so the command sees
+ *                            pipes: EOF when the host's stdin ends (an empty buffer on the port),
+ *                            EPIPE/SIGPIPE when the host's reader goes away (PORT_OPEN 0: POLLHUP).
+ *                            After the command ended PID 1 hands over what it left in the pipes and
+ *                            closes the ports; the VMM writes out everything queued on them before it
+ *                            exits with the status.
+ *   ringvm.env=NAME=VALUE,...  the command's environment: PID 1's default (PATH, HOME, TERM) with these
+ *                            over it (guest/launch.h), in the ringvm.cmd= wire form.
+ *   ringvm.cwd=DIR           the command's working directory (absolute; wire form); default "/".
+ *   ringvm.user=UID:GID      the command runs as this uid and gid (decimal), no supplementary groups.
+ *                            A directory or user that cannot be set ends the run with status 125.
  *   ringvm.mount=TAG,PATH,MODE,TAG,PATH,MODE,...
  *                            virtio-fs shares (--share), in the ringvm.cmd= wire form: a list of
  *                            triples, each field percent-encoded; MODE is "ro" or "rw". PID 1 mounts
@@ -33,7 +47,7 @@
  *   under ringvm), PID 1 powers off instead.
  *
  * Console: /dev/console is the 8250 on COM1. For a command, PID 1 puts it in raw mode (no ONLCR, no
- * echo) so the command's bytes reach the host unchanged.
+ * echo) so the command's bytes reach the host unchanged (when it is the command's terminal).
  */
 #define RINGVM_EXIT_PORT 0x5f0
 /*
@@ -46,5 +60,13 @@
 #define RINGVM_CMDLINE_STDIN "ringvm.stdin="
 #define RINGVM_CMDLINE_MOUNT "ringvm.mount="
 #define RINGVM_CMDLINE_ROOT "ringvm.root="
+#define RINGVM_CMDLINE_STDIO "ringvm.stdio="
+#define RINGVM_CMDLINE_ENV "ringvm.env="
+#define RINGVM_CMDLINE_CWD "ringvm.cwd="
+#define RINGVM_CMDLINE_USER "ringvm.user="
+#define RINGVM_STDIO_VIRTIO "virtio"
+#define RINGVM_PORT_STDIN "ringvm.stdin"
+#define RINGVM_PORT_STDOUT "ringvm.stdout"
+#define RINGVM_PORT_STDERR "ringvm.stderr"
 
 #endif

@@ -105,6 +105,31 @@ expect 137 "" "a command killed by SIGKILL gives 128+9"
 run "$V ringvm.cmd=sh,-c,sleep%2030%20%26%20exit%203"
 expect 3 "" "the status comes when the command ends, not its orphans"
 
+run "$V ringvm.env=FOO=bar,TERM=dumb ringvm.cwd=/tmp ringvm.cmd=$(enc sh -c 'echo $FOO $TERM $HOME; pwd')"
+expect 0 "bar dumb /root
+/tmp" "ringvm.env= over the default environment, ringvm.cwd= the working directory"
+
+run "$V ringvm.cwd=/no/such/dir ringvm.cmd=true"
+expect 125 "ringvm-init: cannot run true: chdir: No such file or directory" \
+	"a working directory that does not exist: said, status 125"
+
+# Only uid 0 exists in this user namespace: setgroups (or setgid) fails, and says so.
+run "$V ringvm.user=1000:1001 ringvm.cmd=true"
+grep -q "^ringvm-init: cannot run true: set\(groups\|gid\|uid\): " "$work/console" && [ "$status" = 125 ]
+check $? "a user that cannot be set: said, status 125 (status $status)"
+
+run "$V ringvm.user=nobody ringvm.cmd=true"
+grep -q "ringvm.user= is not UID:GID" "$work/log" && [ "$status" = 125 ]
+check $? "a malformed ringvm.user= is refused before the command (status $status)"
+
+# No virtio-console ports here (no ringvm device): PID 1 says so and falls back to the console, with
+# stdin at EOF rather than a console nobody types into (up to 10 s of waiting for the ports' names).
+run "$V ringvm.stdio=virtio ringvm.cmd=$(enc sh -c 'cat; echo done')"
+grep -q "cannot be the virtio-console ports" "$work/log"
+expect_said=$?
+[ "$expect_said" = 0 ] && [ "$status" = 0 ] && [ "$(cat "$work/console")" = done ]
+check $? "ringvm.stdio=virtio without ports: said, then the console with stdin at EOF (status $status)"
+
 run "$V ringvm.cmd=no-such-command,arg"
 expect 127 "ringvm-init: cannot run no-such-command: No such file or directory" "a missing command gives 127"
 

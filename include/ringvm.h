@@ -32,6 +32,7 @@ const char *ringvm_version(void);
 /* Exit statuses of the ringvm CLI other than the guest command's own. */
 #define RINGVM_EXIT_ERROR 125 /* ringvm could not start or run the guest (bad input, host failure) */
 #define RINGVM_EXIT_CRASH 123 /* the guest crashed: kernel panic, triple fault, KVM internal error */
+#define RINGVM_EXIT_TIMEOUT 124 /* the run took longer than its timeout (as timeout(1) says) */
 
 /* Limits, checked by ringvm_config_check(). */
 #define RINGVM_MAX_CPUS 255                /* xAPIC IDs; 255 is the broadcast ID */
@@ -40,6 +41,7 @@ const char *ringvm_version(void);
 #define RINGVM_MAX_DEVICES 16  /* disks + shares + root together: one interrupt line each */
 #define RINGVM_MAX_QUEUES 16   /* request queues of one disk or share */
 #define RINGVM_MAX_POLL_US 1000 /* a disk worker spinning longer than this costs more than a wakeup */
+#define RINGVM_MAX_ENV 256     /* ringvm_config.env entries */
 #define RINGVM_DISK_ID_MAX 20  /* virtio-blk GET_ID: 20 bytes */
 #define RINGVM_TAG_MAX 36      /* virtio-fs tag: 36 bytes */
 #define RINGVM_MAX_FS_LIMIT (1ULL << 30)
@@ -110,11 +112,37 @@ struct ringvm_fs_limits {
 	uint64_t dir_buffers; /* 8 KiB directory read-ahead buffers, 1..2^30; 0 (default): 2048 */
 };
 
-/* The guest's serial console, which carries the command's stdout and stderr both. */
+/* How the command's standard streams reach it (ringvm_console.tty). */
+enum ringvm_tty {
+	RINGVM_TTY_AUTO = 0, /* default: a tty when stdio[0] is a terminal, else streams */
+	RINGVM_TTY_ON,	     /* the serial console, as an interactive terminal (-t) */
+	RINGVM_TTY_OFF,	     /* streams, even from a terminal (-T) */
+};
+
+/*
+ * The command's stdin, stdout and stderr on the host, and the guest's serial console. Without a
+ * tty they reach the command as they are, through virtio-console ports: byte-exact, EOF and EPIPE
+ * as on pipes, flow control both ways (devices/console/virtio_console.h); the serial console (the
+ * kernel's messages with verbose, a panic, PID 1's errors) then goes to stdio[2], never into
+ * stdout. With a tty, and for the shell (no command), the serial console is the terminal: input
+ * from stdio[0] when it is one, output to stdio[1]. A closed or negative fd counts as /dev/null.
+ */
 struct ringvm_console {
-	int in_fd;  /* forwarded to the guest when it is a terminal, else the command reads EOF;
-		       -1: none (default: 0, standard input) */
-	int out_fd; /* where the console's bytes go; -1: dropped (default: 1, standard output) */
+	int stdio[3];        /* default 0, 1, 2 */
+	enum ringvm_tty tty; /* default RINGVM_TTY_AUTO */
+};
+
+/*
+ * How the command runs in the guest (guest/launch.h). A zeroed struct holds every default; any of
+ * it needs a command (ringvm_config.argc > 0).
+ */
+struct ringvm_launch {
+	const char *const *env; /* NAME=VALUE entries over the guest's small default environment
+				   (PATH, HOME, TERM); nr_env of them, at most RINGVM_MAX_ENV */
+	unsigned int nr_env;
+	const char *workdir;    /* absolute; NULL (default): "/" */
+	bool set_user;          /* run as uid and gid (no supplementary groups); default: root */
+	uint32_t uid, gid;      /* not 4294967295 */
 };
 
 struct ringvm_config {
@@ -133,13 +161,21 @@ struct ringvm_config {
 	struct ringvm_root root;
 	struct ringvm_fs_limits fs_limits;
 	struct ringvm_console console;
+	struct ringvm_launch launch;
+	unsigned int timeout_s; /* > 0: the run is stopped after this many seconds
+				   (RINGVM_END_TIMEOUT); 0 (default): never */
+	const char *gdb;     /* a gdb stub on tcp:HOST:PORT or unix:PATH (vmm/gdb_stub.h); NULL
+				(default): none */
+	bool gdb_wait;       /* with gdb: the vCPUs wait for the debugger before their first
+				instruction */
 	bool verbose;        /* the guest kernel's messages on the console, ringvm's on stderr
 				(default off) */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest during ringvm_run() (the CLI sets
 				this; default off: the embedder's signals are left alone) */
-	bool seccomp;        /* ringvm_run() confines the whole process, for good, to the system
-				calls in vmm/seccomp.c (default on; a runtime doing other work in
-				its process, or running several VMs, turns it off) */
+	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
+				itself, for good, each to its role's list (vmm/seccomp.h; default
+				on; a runtime that goes on using the calling thread for other
+				work, or running several VMs, turns it off) */
 	bool drop_privileges; /* ringvm_run() drops, for good, every capability the shares do not
 				 need and sets no_new_privs, before its first thread (default on) */
 };
@@ -162,6 +198,7 @@ enum ringvm_end {
 	RINGVM_END_CRASH,       /* triple fault or a KVM error */
 	RINGVM_END_STOPPED,     /* stopped from the host (signal, ringvm_stop, Ctrl-A x) */
 	RINGVM_END_ERROR,       /* ringvm failed while the guest ran */
+	RINGVM_END_TIMEOUT,     /* timeout_s ran out; the guest was stopped */
 };
 
 struct ringvm_result {
@@ -186,12 +223,30 @@ struct ringvm;
 __attribute__((warn_unused_result)) int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out,
 						      char *err, size_t errlen);
 
+/* With cfg->gdb: where the stub listens ("tcp:127.0.0.1:1234", "unix:PATH"); else NULL. */
+const char *ringvm_gdb_address(const struct ringvm *vm);
+
+/*
+ * True when the command's streams go through virtio-console: ringvm reads and writes duplicates
+ * of console.stdio[0..2] from its own threads, and closes its stdout duplicate when the command
+ * closes its stdout. A caller that keeps its own stdio[1] open delays the EOF the reader sees until
+ * it closes it (the CLI points its fd 1 at /dev/null).
+ */
+bool ringvm_streams(const struct ringvm *vm);
+
+/* Whether a VM made from cfg would carry the command's streams (a command, and no terminal: tty
+   RINGVM_TTY_OFF, or AUTO with stdio[0] not a terminal); what ringvm_streams() then says. */
+bool ringvm_config_wants_streams(const struct ringvm_config *cfg);
+
 /*
  * Run the guest until it ends, on the calling thread (vCPUs and queue workers get their own). 0
  * with *res saying how it ended, or -errno when it could not start (then *res is filled too, as
  * RINGVM_END_ERROR, and err says why). Once per ringvm_create(); a second call is -EALREADY.
  * ringvm kicks its vCPU threads with SIGUSR1: it installs its own handler for it, and blocks it
- * on the calling thread while it runs (the caller's signal mask is given back on return).
+ * (and SIGPIPE: a reader going away is an EPIPE to handle) on the calling thread while it runs
+ * (the caller's signal mask is given back on return). With cfg->seccomp the calling thread is
+ * confined (SECCOMP_ROLE_CONTROL) from before the guest's first instruction to the end of the
+ * process: afterwards it may still ringvm_destroy(), print and exit.
  */
 __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct ringvm_result *res, char *err,
 						   size_t errlen);
@@ -207,7 +262,8 @@ void ringvm_stop(struct ringvm *vm);
    NULL ok. Not while ringvm_run() runs on another thread (ringvm_stop() it first). */
 void ringvm_destroy(struct ringvm *vm);
 
-/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH or _ERROR. */
+/* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH, _TIMEOUT or
+   _ERROR. */
 int ringvm_exit_code(const struct ringvm_result *res);
 
 /*
@@ -221,6 +277,10 @@ enum ringvm_serve_device {
 	RINGVM_SERVE_BLK, /* virtio-blk over disk */
 };
 
+/* ringvm serve's default busy-poll ceiling (see ringvm_serve_config.poll_us; measured in
+   tests/bench/device: it saves the worker's wake-up when the driver answers within it). */
+#define RINGVM_SERVE_POLL_US 50
+
 struct ringvm_serve_config {
 	enum ringvm_serve_device device;
 	const char *socket;	/* Unix socket path to create and listen on (a stale socket there
@@ -230,7 +290,12 @@ struct ringvm_serve_config {
 	struct ringvm_share share; /* RINGVM_SERVE_FS: host_dir required; guest_dir and tag are
 				      ignored (the front-end names the file system) */
 	struct ringvm_disk disk;   /* RINGVM_SERVE_BLK: path required; queues 0 means 1 */
-	bool seccomp;	     /* confine the process once listening (default true; vmm/seccomp.c) */
+	/* Both: the queue workers' busy-poll ceiling in microseconds (0..RINGVM_MAX_POLL_US; 0 =
+	   never poll); the window adapts below it (devices/virtio/pace.h). A disk's own non-zero
+	   poll_us wins over it. Default RINGVM_SERVE_POLL_US. */
+	unsigned int poll_us;
+	bool seccomp;	     /* confine the calling thread and the queue workers once listening
+				(default true; vmm/seccomp.h) */
 	bool drop_privileges; /* keep only the capabilities the share needs, no_new_privs (default
 				 true), before the first thread */
 	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP end the server (the CLI sets this) */

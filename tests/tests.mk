@@ -1,16 +1,22 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse config guest_mem seccomp short_io xfer privilege blk_durable fs_hang
+UNIT_TESTS += boot cli_parse config guest_mem seccomp short_io xfer privilege blk_durable fs_hang uring
+# The sealed io_urings of virtio-blk, virtio-fs and virtio-console: declared opcodes run, everything
+# else is EACCES.
+test_uring_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(CONSOLE_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+	tests/unit/test_uring.c
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
 test_short_io_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
-	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_short_io.c
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c vmm/seccomp.c \
+	tests/unit/test_short_io.c
 # virtio-blk writethrough and WRITE_ZEROES without fallocate, on a scripted host FUSE mount (root).
 test_blk_durable_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
-	tests/support/mmio_driver.c tests/support/host_fuse.c tests/unit/test_blk_durable.c
+	tests/support/mmio_driver.c tests/support/host_fuse.c vmm/seccomp.c tests/unit/test_blk_durable.c
 # A READ that never completes does not wedge reset or teardown (root, /dev/fuse).
 test_fs_hang_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
-	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c tests/unit/test_fs_hang.c
+	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c vmm/seccomp.c \
+	tests/unit/test_fs_hang.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
@@ -19,7 +25,7 @@ test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 # libringvm's life cycle with real VMs (firmware payloads), through the public API only.
 UNIT_TESTS += lib
 test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
-test_config_SRCS := vmm/config.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
+test_config_SRCS := vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
 # The terminal driver of the interactive tests, on its own (no VM).
@@ -53,7 +59,7 @@ fuzz: fuzz-build
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
 DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev qemu-system-x86 \
-	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils
+	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils gdb python3
 # fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
 DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
@@ -69,14 +75,21 @@ test: all
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)tests/run
 
+# make test-tree: a kernel build tree as --kernel (tests/integration/tree.sh) on `make ktree`'s tree.
+# Not in `make test`: building the tree from linux-source takes longer than CI's budget allows
+# (README, "A kernel build tree as the kernel").
+.PHONY: test-tree
+test-tree: all ktree
+	$(Q)LAB_ARGS="--timeout 1800" TESTS=tests/integration/tree.sh tests/with-kvm tests/integration/run-all
+
 # make run CMD='uname -a': the README's demo; through the KVM lab where /dev/kvm cannot boot Linux.
 CMD ?= uname -a
 run: all
 	$(Q)tests/demo $(CMD)
 
 # Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
-.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta
-bench: bench-boot bench-blk bench-fs bench-uring-meta
+.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
+bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
 # Why virtio-fs runs metadata inline: one statx/openat/mkdirat inline vs through io_uring, on the host.
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
@@ -103,3 +116,6 @@ $(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/fuse_host_mount
+# The kernel developer's round trip on `make ktree`'s tree: ringvm vs virtiofsd + QEMU microvm.
+bench-devloop: all ktree
+	$(Q)LAB_ARGS="--timeout 3600" tests/with-kvm tests/bench/devloop.sh $(ROUNDS)

@@ -258,3 +258,52 @@ int cli_parse_fs_limits(const char *spec, struct ringvm_fs_limits *out, const ch
 		return cli_bad(err, usage);
 	return 0;
 }
+
+/* A decimal id: digits only, below 2^32 - 1 (the kernel's "unchanged"); end is where it stops. */
+static int cli_id(const char *s, const char *end, uint32_t *out)
+{
+	if (s == end || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	char *stop;
+	errno = 0;
+	unsigned long long v = strtoull(s, &stop, 10);
+	if (errno == ERANGE || stop != end || v >= UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_id(const char *s, uint32_t *out, const char **err)
+{
+	if (!s || cli_id(s, s + strlen(s), out) < 0) {
+		*err = s && isdigit((unsigned char)s[0]) ? "not an id (0 to 4294967294)"
+							  : "not a number (a numeric id)";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid, const char **err)
+{
+	const char *colon = s ? strchr(s, ':') : NULL;
+	const char *end = s ? s + strlen(s) : NULL;
+	if (!s || cli_id(s, colon ? colon : end, uid) < 0 ||
+	    (colon && cli_id(colon + 1, end, gid) < 0)) {
+		*err = "want UID[:GID] in decimal (names are not looked up)";
+		return -EINVAL;
+	}
+	if (!colon)
+		*gid = *uid;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
+{
+	uint32_t v;
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > 10000000) {
+		*err = "want whole seconds, 1 to 10000000";
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}

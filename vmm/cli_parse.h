@@ -34,4 +34,16 @@ __attribute__((warn_unused_result)) int cli_parse_root(char *spec, struct ringvm
 __attribute__((warn_unused_result)) int cli_parse_fs_limits(const char *spec, struct ringvm_fs_limits *out,
 							    const char **err);
 
+/* A user or group id 0..2^32-2 (-1 means "unchanged" to the kernel: refused). 0, or -EINVAL with
+   *err. */
+__attribute__((warn_unused_result)) int cli_parse_id(const char *s, uint32_t *out, const char **err);
+
+/* UID[:GID] in decimal, each below 2^32 - 1; GID defaults to UID. 0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid,
+						       const char **err);
+
+/* --timeout: whole seconds, 1 to 10^7 (about 115 days). 0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_seconds(const char *s, unsigned int *out,
+							  const char **err);
+
 #endif

@@ -1,5 +1,7 @@
 /* cli_run.c: `ringvm run` and `ringvm config --print`: options and a JSON file into one struct ringvm_config. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -13,6 +15,8 @@
 #include "vmm/cli.h"
 #include "vmm/cli_config.h"
 #include "vmm/cli_parse.h"
+#include "vmm/cli_tree.h"
+#include "vmm/jail.h"
 
 static void usage_run(FILE *f)
 {
@@ -20,14 +24,16 @@ static void usage_run(FILE *f)
 		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"Boot a Linux guest and run COMMAND as its only job; ringvm exits with COMMAND's exit\n"
-		"status (128+N if a signal N killed it). Without COMMAND: an interactive shell on the\n"
-		"console (Ctrl-A x ends the VM).\n"
+		"status (128+N if a signal N killed it). COMMAND reads ringvm's stdin and writes its\n"
+		"stdout and stderr, byte for byte, as in a pipeline. Without COMMAND: an interactive\n"
+		"shell on the console (Ctrl-A x ends the VM).\n"
 		"\n"
 		"Options:\n"
 		"      --config FILE     a JSON configuration (README \"Configuration file\"); the\n"
 		"                        options below override its fields, and a --disk or --share\n"
 		"                        replaces its list of disks or shares\n"
-		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm)\n"
+		"  -k, --kernel PATH     bzImage or PVH vmlinux (default: the guest built with ringvm), or a\n"
+		"                        kernel build tree: its bzImage, its own modules, --root / by default\n"
 		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
 		"  -c, --cmdline TEXT    appended to the kernel command line\n"
 		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
@@ -46,13 +52,33 @@ static void usage_run(FILE *f)
 		"                        host: fds (inodes the guest holds + open files; default the\n"
 		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
 		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"  -e, --env NAME=VALUE  COMMAND's environment: NAME=VALUE over a small default (PATH,\n"
+		"                        HOME, TERM); repeatable\n"
+		"  -w, --workdir DIR     COMMAND's working directory (absolute; default /)\n"
+		"  -u, --user UID[:GID]  run COMMAND in the guest as this uid and gid (default gid: the\n"
+		"                        uid), numeric\n"
+		"      --timeout SECONDS stop the guest after SECONDS and exit 124, as timeout(1)\n"
+		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
+		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
+		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
+		"                        (virtio-console; default when stdin is not a terminal)\n"
+		"      --jail            run the VMM in namespaces of its own (mount, PID, IPC, UTS,\n"
+		"                        network) whose root holds only the kernel, initrd, disks and\n"
+		"                        shares, every other fd closed, no core dumps (root only)\n"
+		"      --uid N, --gid N  with --jail: run the VMM on the host as this user and group\n"
+		"                        (numeric); the disks and shares must be theirs to use,\n"
+		"                        /dev/kvm is made for them\n"
 		"  -v, --verbose         show the guest kernel's messages and ringvm's own\n"
 		"      --timing          print boot timing (ms since start: first KVM_RUN, init, end)\n"
+		"      --gdb ADDR        a gdb stub on tcp:HOST:PORT (port 0: any) or unix:PATH; then\n"
+		"                        gdb vmlinux -ex 'target remote HOST:PORT'\n"
+		"      --gdb-wait        with --gdb: stop before the first instruction until gdb continues\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Exit status: COMMAND's status; 0 when the guest powers off or reboots by itself;\n"
-		"%d when the guest crashed (kernel panic, triple fault); %d when ringvm itself failed.\n",
-		RINGVM_EXIT_CRASH, RINGVM_EXIT_ERROR);
+		"%d when the guest crashed (kernel panic, triple fault); %d after --timeout; %d when\n"
+		"ringvm itself failed.\n",
+		RINGVM_EXIT_CRASH, RINGVM_EXIT_TIMEOUT, RINGVM_EXIT_ERROR);
 }
 
 /* The default guest lives next to the binary: build/guest/ for build/ringvm, and build/san/ringvm. */
@@ -134,7 +160,12 @@ struct cli_run {
 	struct ringvm_share shares[RINGVM_MAX_DEVICES];
 	struct spec_copies copies;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
+	const char *env[RINGVM_MAX_ENV];
+	struct cli_tree tree; /* --kernel TREE: what the config points into */
 	bool timing;
+	/* --jail [--uid N --gid N] */
+	bool jail, have_uid, have_gid;
+	uint32_t uid, gid;
 };
 
 /* The options as given, before the file's fields are known: they are applied over it. */
@@ -146,7 +177,35 @@ struct run_opts {
 	struct ringvm_fs_limits fs_limits;
 	struct ringvm_root root;
 	unsigned int nr_disks, nr_shares;
+	unsigned int nr_env;
+	const char *workdir;
+	bool set_user;
+	uint32_t uid, gid;
+	unsigned int timeout_s;
+	bool tty_set;
+	enum ringvm_tty tty;
+	const char *gdb;
+	bool gdb_wait;
 };
+
+/* --kernel TREE: the tree's image, initramfs, --root / by default and its shares (cli_tree.h). */
+static void tree_setup(struct cli_run *r, const char *dir)
+{
+	struct ringvm_config *cfg = &r->cfg;
+	char helper_buf[PATH_MAX], init_buf[PATH_MAX], msg[RINGVM_ERR_MAX];
+	const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
+	const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
+	/* The tree's shares join the given ones (options' or the file's) in r->shares. */
+	unsigned int n = cfg->nr_shares;
+	if (cfg->shares != r->shares && n <= RINGVM_MAX_DEVICES)
+		memcpy(r->shares, cfg->shares, n * sizeof(r->shares[0]));
+	if (n > RINGVM_MAX_DEVICES ||
+	    cli_tree_setup(&r->tree, dir, cfg, cfg->nr_disks, ringvm_config_wants_streams(cfg), r->file.initrd_set,
+			   r->shares, &n, RINGVM_MAX_DEVICES, helper, init, msg, sizeof(msg)))
+		die("%s", n > RINGVM_MAX_DEVICES ? "too many shares" : msg);
+	cfg->shares = r->shares;
+	cfg->nr_shares = n;
+}
 
 /* Parse `ringvm run`'s options (or `config --print`'s: the same) into r->cfg; dies on bad input.
    Returns 1 when --help was printed, else 0. */
@@ -157,9 +216,15 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' }, { "disk", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "timing", no_argument, NULL, 'T' },       { "share", required_argument, NULL, 's' },
+		{ "timing", no_argument, NULL, 1000 },      { "share", required_argument, NULL, 's' },
+		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
+		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
 		{ "root", required_argument, NULL, 'r' },   { "config", required_argument, NULL, 'C' },
+		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ "fs-limits", required_argument, NULL, 'L' },
+		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
+		{ "gid", required_argument, NULL, 'G' },
 		{ "print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -168,7 +233,7 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtTe:w:u:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			o.config = optarg;
@@ -220,8 +285,53 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 		case 'v':
 			o.verbose = true;
 			break;
-		case 'T':
+		case 1000:
 			r->timing = true;
+			break;
+		case 'J':
+			r->jail = true;
+			break;
+		case 'U':
+			if (cli_parse_id(optarg, &r->uid, &err))
+				die("--uid %s: %s", optarg, err);
+			r->have_uid = true;
+			break;
+		case 'G':
+			if (cli_parse_id(optarg, &r->gid, &err))
+				die("--gid %s: %s", optarg, err);
+			r->have_gid = true;
+			break;
+		case 't':
+		case 'T':
+			o.tty_set = true;
+			o.tty = c == 't' ? RINGVM_TTY_ON : RINGVM_TTY_OFF;
+			break;
+		case 'e':
+			if (o.nr_env == RINGVM_MAX_ENV)
+				die("--env: at most %d variables", RINGVM_MAX_ENV);
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				die("--env %s: want NAME=VALUE", optarg);
+			r->env[o.nr_env++] = optarg;
+			break;
+		case 'w':
+			if (optarg[0] != '/')
+				die("--workdir %s: the directory must be absolute", optarg);
+			o.workdir = optarg;
+			break;
+		case 'u':
+			if (cli_parse_user(optarg, &o.uid, &o.gid, &err))
+				die("--user %s: %s", optarg, err);
+			o.set_user = true;
+			break;
+		case 1001:
+			if (cli_parse_seconds(optarg, &o.timeout_s, &err))
+				die("--timeout %s: %s", optarg, err);
+			break;
+		case 'g':
+			o.gdb = optarg;
+			break;
+		case 'W':
+			o.gdb_wait = true;
 			break;
 		case 'P':
 			if (strcmp(cmd, "config") != 0)
@@ -280,13 +390,36 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 		cfg->argv = (const char *const *)(argv + optind);
 		cfg->argc = (unsigned int)(argc - optind);
 	}
+	if (o.nr_env) {
+		cfg->launch.env = r->env;
+		cfg->launch.nr_env = o.nr_env;
+	}
+	if (o.workdir)
+		cfg->launch.workdir = o.workdir;
+	if (o.set_user) {
+		cfg->launch.set_user = true;
+		cfg->launch.uid = o.uid;
+		cfg->launch.gid = o.gid;
+	}
+	if (o.timeout_s)
+		cfg->timeout_s = o.timeout_s;
+	if (o.tty_set)
+		cfg->console.tty = o.tty;
+	if (o.gdb)
+		cfg->gdb = o.gdb;
+	if (o.gdb_wait)
+		cfg->gdb_wait = true;
+	if (cfg->gdb_wait && !cfg->gdb)
+		die("--gdb-wait needs --gdb");
+	if (cfg->kernel && cli_is_tree(cfg->kernel))
+		tree_setup(r, cfg->kernel);
 
 	if (!cfg->kernel) {
 		cfg->kernel = default_guest_file("kernel/vmlinuz", r->kernel_buf, sizeof(r->kernel_buf));
 		if (!cfg->kernel)
 			die("no --kernel given and the default guest kernel is not built (run make)");
 	}
-	if (!r->file.initrd_set) {
+	if (!r->file.initrd_set && !cfg->initrd) { /* a kernel tree brings its own */
 		cfg->initrd = default_guest_file("initramfs.img", r->initrd_buf, sizeof(r->initrd_buf));
 		if (!cfg->initrd)
 			die("no --initrd given and the default guest initramfs is not built (run make)");
@@ -296,6 +429,7 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 
 static void run_free(struct cli_run *r)
 {
+	cli_tree_close(&r->tree);
 	spec_free(&r->copies);
 	cli_config_free(&r->file);
 }
@@ -309,18 +443,51 @@ int cmd_run(int argc, char **argv)
 	}
 	struct ringvm_config *cfg = &r.cfg;
 	char msg[RINGVM_ERR_MAX];
+	if ((r.have_uid || r.have_gid) && !r.jail)
+		die("--uid and --gid need --jail");
+	if (r.have_uid != r.have_gid)
+		die("--uid and --gid go together");
+	/* The jail's network namespace has no reachable address and its root no writable directory
+	   for a socket: no debugger could ever connect. */
+	if (r.jail && cfg->gdb)
+		die("--gdb and --jail do not go together (no debugger can reach into the jail)");
+	if (r.jail) {
+		/* The jail binds what the config names: its mistakes are reported first. */
+		if (ringvm_config_check(cfg, msg, sizeof(msg)))
+			die("%s", msg);
+		struct jail_options jo = { .drop_ids = r.have_uid, .uid = r.uid, .gid = r.gid };
+		int status;
+		int j = jail_enter(cfg, &jo, &status, msg, sizeof(msg));
+		if (j < 0)
+			die("--jail: %s", msg);
+		if (j > 0) {
+			run_free(&r);
+			return status; /* the parent: the jailed VMM ended */
+		}
+	}
 	struct ringvm *vm;
 	int ret = ringvm_create(cfg, &vm, msg, sizeof(msg));
-	bool verbose = cfg->verbose;
+	bool verbose = cfg->verbose, gdb_wait = cfg->gdb_wait;
 	run_free(&r); /* the VM keeps no pointer into the config */
 	if (ret)
 		die("%s", msg);
+	if (ringvm_gdb_address(vm))
+		fprintf(stderr, "ringvm: gdb stub on %s%s\n", ringvm_gdb_address(vm),
+			gdb_wait ? ", waiting for the debugger" : "");
+	/* The library writes the command's stdout through its own duplicate and closes it when the
+	   command closes stdout; ours would keep the reader from seeing that EOF. */
+	if (ringvm_streams(vm)) {
+		int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null_fd < 0 || dup2(null_fd, STDOUT_FILENO) < 0)
+			die("/dev/null: %s", strerror(errno));
+		close(null_fd);
+	}
 	struct ringvm_result res;
 	ret = ringvm_run(vm, &res, msg, sizeof(msg));
 	ringvm_destroy(vm);
 	int code = ringvm_exit_code(&res);
 	if (ret || res.end == RINGVM_END_PANIC || res.end == RINGVM_END_CRASH ||
-	    res.end == RINGVM_END_ERROR)
+	    res.end == RINGVM_END_ERROR || res.end == RINGVM_END_TIMEOUT)
 		fprintf(stderr, "ringvm: %s\n", res.message);
 	else if (verbose)
 		fprintf(stderr, "ringvm: %s\n", res.message);

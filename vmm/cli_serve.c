@@ -16,6 +16,7 @@ static void usage_serve(FILE *f)
 		"usage: ringvm serve fs --socket PATH --shared-dir DIR [--queues N]\n"
 		"                       [--cache auto|always|never] [--readonly] [--allow-direct-io]\n"
 		"       ringvm serve blk --socket PATH --disk IMG[,readonly][,direct=on|off][,queues=N]\n"
+		"       (both: [--poll-us N])\n"
 		"\n"
 		"Serve ringvm's virtio-fs (a directory) or virtio-blk (an image) to another VMM over\n"
 		"vhost-user (QEMU: -chardev socket,path=PATH with vhost-user-fs-* or vhost-user-blk-*;\n"
@@ -34,6 +35,10 @@ static void usage_serve(FILE *f)
 		"  --allow-direct-io     fs: the guest's O_DIRECT opens are O_DIRECT on the host (default:\n"
 		"                        dropped; also -o allow_direct_io)\n"
 		"  --disk SPEC           blk: the image and its options, as ringvm run --disk\n"
+		"  --poll-us N           queue workers busy-poll up to N us (0-%d) for the next request\n"
+		"                        before sleeping; the window adapts below N, so an idle queue\n"
+		"                        stops spinning (default %d; 0 = never; blk: a non-zero poll_us= in\n"
+		"                        --disk wins)\n"
 		"  -h, --help            this help\n"
 		"Accepted for virtiofsd compatibility and ignored (a note on stderr):\n"
 		"  --thread-pool-size N (ringvm has one io_uring worker per queue), --sandbox X,\n"
@@ -41,7 +46,7 @@ static void usage_serve(FILE *f)
 		"  --log-level X, other -o options.\n"
 		"\n"
 		"Exit status: 0 when stopped by a signal; %d when the server could not start.\n",
-		RINGVM_EXIT_ERROR);
+		RINGVM_MAX_POLL_US, RINGVM_SERVE_POLL_US, RINGVM_EXIT_ERROR);
 }
 
 static unsigned int parse_count(const char *opt, const char *v, unsigned int max)
@@ -51,6 +56,17 @@ static unsigned int parse_count(const char *opt, const char *v, unsigned int max
 	unsigned long n = strtoul(v, &end, 10);
 	if (!*v || *end || errno || n < 1 || n > max)
 		die("%s %s: must be a number 1..%u", opt, v, max);
+	return (unsigned int)n;
+}
+
+/* A decimal number 0..max, or a one-line error and exit. */
+static unsigned int parse_number(const char *opt, const char *v, unsigned int max)
+{
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (!*v || *v == '-' || *end || errno || n > max)
+		die("%s %s: must be a number 0..%u", opt, v, max);
 	return (unsigned int)n;
 }
 
@@ -90,6 +106,7 @@ enum {
 	OPT_READONLY,
 	OPT_DIRECT_IO,
 	OPT_DISK,
+	OPT_POLL_US,
 	OPT_IGNORED_VALUE, /* virtiofsd options with a value, accepted and ignored */
 	OPT_IGNORED_FLAG,  /* and without one */
 };
@@ -106,6 +123,7 @@ int cmd_serve(int argc, char **argv)
 		{ "readonly", no_argument, NULL, OPT_READONLY },
 		{ "allow-direct-io", no_argument, NULL, OPT_DIRECT_IO },
 		{ "disk", required_argument, NULL, OPT_DISK },
+		{ "poll-us", required_argument, NULL, OPT_POLL_US },
 		{ "thread-pool-size", required_argument, NULL, OPT_IGNORED_VALUE },
 		{ "sandbox", required_argument, NULL, OPT_IGNORED_VALUE },
 		{ "seccomp", required_argument, NULL, OPT_IGNORED_VALUE },
@@ -178,6 +196,9 @@ int cmd_serve(int argc, char **argv)
 				die("--disk %s: %s", optarg, why);
 			break;
 		}
+		case OPT_POLL_US:
+			cfg.poll_us = parse_number("--poll-us", optarg, RINGVM_MAX_POLL_US);
+			break;
 		case 'o':
 			parse_o(optarg, &cfg);
 			break;

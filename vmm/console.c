@@ -1,4 +1,4 @@
-/* console.c: COM1's host side: output to a descriptor (watching for a kernel panic), raw terminal input. */
+/* console.c: COM1's host side: output to a descriptor (a panic line, until pvpanic binds), raw terminal input. */
 #define _GNU_SOURCE
 #include "console.h"
 
@@ -9,6 +9,7 @@
 
 #include "vmm/layout.h"
 #include "vmm/machine.h"
+#include "vmm/seccomp.h"
 
 /* printk's panic line; panic() raises the console log level first, so it shows even when quiet. */
 static const char panic_marker[] = "Kernel panic - not syncing";
@@ -17,7 +18,9 @@ static const char panic_marker[] = "Kernel panic - not syncing";
 static void console_tx(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct console *c = opaque;
-	for (size_t i = 0; i < len; i++) {
+	/* Once the guest's pvpanic driver is bound, panics are known through it: the text could
+	   come from any program writing to the console. Before, only the kernel writes here. */
+	for (size_t i = 0; i < len && !atomic_load(&c->vm->pvpanic_bound); i++) {
 		if (buf[i] == (uint8_t)panic_marker[c->panic_match])
 			c->panic_match++;
 		else
@@ -96,6 +99,14 @@ static void *console_input_thread(void *arg)
 {
 	struct console *c = arg;
 	uint8_t buf[256];
+	(void)pthread_setname_np(pthread_self(), "console");
+	/* Before the first byte is read; the VM does not run without it (the vCPUs wait at the gate
+	   until every thread confined itself, and this one ends the run if it cannot). */
+	int err = c->confine ? seccomp_confine(c->confine) : 0;
+	if (err) {
+		vm_request_stop(c->vm, VM_STOP_ERROR, 0, "console: seccomp: %s", strerror(-err));
+		return NULL;
+	}
 	for (;;) {
 		struct pollfd p[2] = { { c->in_fd, POLLIN, 0 }, { c->vm->stop_efd, POLLIN, 0 } };
 		if (poll(p, 2, -1) < 0) {
@@ -117,10 +128,11 @@ static void *console_input_thread(void *arg)
 	return NULL;
 }
 
-int console_start(struct console *c)
+int console_start(struct console *c, const struct seccomp_confinement *confine)
 {
 	if (c->in_fd < 0)
 		return 0;
+	c->confine = confine;
 	int ret = pthread_create(&c->input_thread, NULL, console_input_thread, c);
 	if (ret)
 		return -ret;

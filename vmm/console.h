@@ -12,6 +12,7 @@
 #include "arch/x86/uart8250.h"
 
 struct vm;
+struct seccomp_confinement;
 
 struct console {
 	struct vm *vm;
@@ -24,7 +25,8 @@ struct console {
 	bool input_started;
 	bool escape;          /* Ctrl-A seen: the next key is a ringvm command */
 	unsigned int panic_match; /* bytes of the panic marker matched so far (vCPU threads, uart lock) */
-	atomic_bool panicked;
+	atomic_bool panicked;     /* the kernel printed its panic line before pvpanic bound */
+	const struct seccomp_confinement *confine; /* the input thread's, from console_start */
 };
 
 /*
@@ -37,8 +39,13 @@ struct console {
 __attribute__((warn_unused_result)) int console_create(struct console *c, struct vm *vm, int in_fd,
 						       int out_fd, bool raw);
 
-/* Start forwarding input (after the vCPUs start). 0 or -errno. */
-__attribute__((warn_unused_result)) int console_start(struct console *c);
+/*
+ * Start forwarding input: the input thread confines itself with confine (NULL: not confined; it must
+ * stay valid until console_destroy) before it reads, and stops the VM if it cannot. Before the
+ * caller confines itself (no role may create threads). 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int console_start(struct console *c,
+						      const struct seccomp_confinement *confine);
 
 /* Stop the input thread and restore the terminal. Safe to call more than once. */
 void console_destroy(struct console *c);

@@ -8,18 +8,22 @@
 #include <string.h>
 
 #include "devices/blk/blk.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
-#include "vmm/fail.h"
+#include "vmm/errmsg.h"
+#include "guest/protocol.h"
 #include "vmm/machine.h"
 
-/* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. */
-static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio_dev *vdev)
+/* Put a created device on a virtio-mmio transport of the VM; windows go out in call order. Its
+   queue workers will be confined to role. */
+static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio_dev *vdev,
+			  enum seccomp_role role)
 {
 	int ret = virtio_mmio_create(vm, vdev, &d->transports[d->nr_transports]);
 	if (ret == 0)
-		d->nr_transports++;
+		d->confine[d->nr_transports++].role = role;
 	return ret;
 }
 
@@ -28,18 +32,18 @@ static int disk_create(struct ringvm_devices *d, struct vm *vm, const struct rin
 {
 	struct blk_config *cfg = malloc(sizeof(*cfg)); /* 4 KiB path: off the stack */
 	if (!cfg)
-		return vmm_fail(err, errlen, -ENOMEM, "out of memory");
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	const char *why;
 	int ret = blk_config_from(disk, cfg, &why);
 	if (ret) {
-		vmm_fail(err, errlen, ret, "disk %s: %s", disk->path ? disk->path : "", why);
+		errmsg(err, errlen, ret, "disk %s: %s", disk->path ? disk->path : "", why);
 		goto out;
 	}
 	struct blk_dev *blk;
 	ret = blk_create(cfg, vm->nr_cpus, &blk);
 	if (ret)
 		goto err_msg;
-	ret = devices_attach(d, vm, blk_virtio_dev(blk));
+	ret = devices_attach(d, vm, blk_virtio_dev(blk), SECCOMP_ROLE_WORKER);
 	if (ret)
 		goto err_blk;
 	d->disks[d->nr_disks++] = blk;
@@ -48,7 +52,7 @@ static int disk_create(struct ringvm_devices *d, struct vm *vm, const struct rin
 err_blk:
 	blk_destroy(blk);
 err_msg:
-	vmm_fail(err, errlen, ret, "disk %s: %s", cfg->path, blk_strerror(ret));
+	errmsg(err, errlen, ret, "disk %s: %s", cfg->path, blk_strerror(ret));
 out:
 	free(cfg);
 	return ret;
@@ -60,17 +64,17 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const struct ri
 {
 	struct fs_config *fc = calloc(1, sizeof(*fc));
 	if (!fc)
-		return vmm_fail(err, errlen, -ENOMEM, "out of memory");
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	d->share_cfgs[d->nr_shares] = fc;
 	const char *why = NULL;
 	int ret = root ? fs_config_root(root, fc, &why) : fs_config_from(share, fc, &why);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "%s: %s", root ? "root" : "share", why);
+		return errmsg(err, errlen, ret, "%s: %s", root ? "root" : "share", why);
 	struct virtio_fs *fs;
 	ret = virtio_fs_create(fc, &fs);
 	if (ret)
 		goto err_msg;
-	ret = devices_attach(d, vm, virtio_fs_virtio_dev(fs));
+	ret = devices_attach(d, vm, virtio_fs_virtio_dev(fs), SECCOMP_ROLE_WORKER_FS);
 	if (ret)
 		goto err_fs;
 	d->shares[d->nr_shares] = fs;
@@ -83,8 +87,8 @@ err_fs:
 	virtio_fs_destroy(fs);
 err_msg:
 	if (root)
-		return vmm_fail(err, errlen, ret, "root %s: %s", fc->host_dir, strerror(-ret));
-	return vmm_fail(err, errlen, ret, "share %s:%s: %s", fc->host_dir, fc->guest_dir, strerror(-ret));
+		return errmsg(err, errlen, ret, "root %s: %s", fc->host_dir, strerror(-ret));
+	return errmsg(err, errlen, ret, "share %s:%s: %s", fc->host_dir, fc->guest_dir, strerror(-ret));
 }
 
 int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_config *cfg,
@@ -93,7 +97,7 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	memset(d, 0, sizeof(*d));
 	d->root_share = -1;
 	if (cfg->nr_disks + cfg->nr_shares + (cfg->root.host_dir != NULL) > RINGVM_MAX_DEVICES) {
-		return vmm_fail(err, errlen, -E2BIG, "at most %d devices (disks, shares and the root together)",
+		return errmsg(err, errlen, -E2BIG, "at most %d devices (disks, shares and the root together)",
 				RINGVM_MAX_DEVICES);
 	}
 	if (cfg->fs_limits.fds || cfg->fs_limits.dir_buffers) {
@@ -113,6 +117,28 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	return ret;
 }
 
+int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3], char *err,
+			     size_t errlen)
+{
+	const struct vcon_port_config ports[3] = {
+		{ RINGVM_PORT_STDIN, fds[0], true },
+		{ RINGVM_PORT_STDOUT, fds[1], false },
+		{ RINGVM_PORT_STDERR, fds[2], false },
+	};
+	int ret = vcon_create(ports, 3, &d->stdio);
+	if (ret == 0) {
+		ret = devices_attach(d, vm, vcon_virtio_dev(d->stdio), SECCOMP_ROLE_WORKER_CONSOLE);
+		if (ret) {
+			vcon_destroy(d->stdio);
+			d->stdio = NULL;
+		}
+	}
+	if (ret)
+		snprintf(err, errlen, "the command's standard streams (virtio-console): %s",
+			 strerror(-ret));
+	return ret;
+}
+
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need)
 {
 	memset(need, 0, sizeof(*need));
@@ -123,6 +149,19 @@ void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *
 			need->share_dev |= d->share_cfgs[i]->dev;
 		}
 	}
+}
+
+int ringvm_devices_start(struct ringvm_devices *d, enum seccomp_mode mode)
+{
+	/* Queues start serving when the guest's driver sets DRIVER_OK (devices/virtio/core.c), on
+	   workers made here, while threads and rings may still be made. */
+	int ret = 0;
+	for (unsigned int i = 0; i < d->nr_transports && !ret; i++) {
+		d->confine[i].mode = mode;
+		d->confine[i].unlink_dirfd = -1;
+		ret = virtio_mmio_prepare(d->transports[i], seccomp_confine_hook, &d->confine[i]);
+	}
+	return ret;
 }
 
 void ringvm_devices_destroy(struct ringvm_devices *d)
@@ -145,4 +184,6 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 	}
 	d->nr_shares = 0;
 	d->root_share = -1;
+	vcon_destroy(d->stdio);
+	d->stdio = NULL;
 }

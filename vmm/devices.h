@@ -1,17 +1,18 @@
-/* devices.h: the virtio devices a config asks for (disks, shares, root), created and destroyed together. */
+/* devices.h: the virtio devices a config asks for (disks, shares, root, the command's streams), created and destroyed together. */
 #ifndef RINGVM_DEVICES_H
 #define RINGVM_DEVICES_H
 
 #include <stddef.h>
 
 #include "include/ringvm.h"
+#include "vmm/seccomp.h"
 
 struct vm;
 struct blk_dev;
 struct virtio_fs;
 struct fs_config;
 struct virtio_mmio;
-
+struct vcon_dev;
 
 /*
  * Each device is created on its own (it knows nothing of buses), then attached here on a
@@ -24,9 +25,13 @@ struct ringvm_devices {
 	struct virtio_fs *shares[RINGVM_MAX_DEVICES];
 	struct fs_config *share_cfgs[RINGVM_MAX_DEVICES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
-	struct virtio_mmio *transports[RINGVM_MAX_DEVICES];
-	unsigned int nr_transports;
 	int root_share; /* index into shares of --root, or -1 */
+	struct vcon_dev *stdio; /* the command's streams (virtio-console), or NULL */
+	/* Disks, shares and root, then the command's streams. */
+	struct virtio_mmio *transports[RINGVM_MAX_DEVICES + 1];
+	/* Each transport's queue workers' confinement (role by device kind), set by start. */
+	struct seccomp_confinement confine[RINGVM_MAX_DEVICES + 1];
+	unsigned int nr_transports;
 };
 
 /*
@@ -39,12 +44,28 @@ struct ringvm_devices {
 __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm,
 							      const struct ringvm_config *cfg, char *err,
 							      size_t errlen);
+/*
+ * The command's stdin, stdout and stderr as the virtio-console ports guest/protocol.h names
+ * (RINGVM_PORT_*), on a virtio-mmio transport after the other devices. fds[i] are duplicated.
+ * Returns 0 or -errno with a one-line err (nothing created).
+ */
+__attribute__((warn_unused_result)) int ringvm_devices_add_stdio(struct ringvm_devices *d,
+								  struct vm *vm, const int fds[3],
+								  char *err, size_t errlen);
+
 struct priv_need;
 /* What the created shares need from the host kernel (vmm/privilege.h). */
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
 
-/* Queue workers start when the guest's driver sets DRIVER_OK (devices/virtio/core.c) and stop
-   when their transport is destroyed: there is no start or stop of the set. */
+/*
+ * Make every queue's worker (thread and sealed io_uring), each thread confined in mode with its
+ * device's role (SECCOMP_ROLE_WORKER for disks, SECCOMP_ROLE_WORKER_FS for shares,
+ * SECCOMP_ROLE_WORKER_CONSOLE for the command's streams). After the capabilities are dropped
+ * (threads inherit them), before the vCPUs run and before the caller's own confinement. 0 or
+ * -errno.
+ */
+__attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d,
+							     enum seccomp_mode mode);
 /* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
    Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);

@@ -59,6 +59,7 @@
 /* I/O ports */
 #define LAYOUT_PORT_COM1 0x3f8
 #define LAYOUT_PORT_I8042 0x60 /* 0x60 and 0x64: only the reset command (0xfe on 0x64) is emulated */
+#define LAYOUT_PORT_PVPANIC 0x505 /* QEMU's pvpanic (ACPI QEMU0001), 1 byte; QEMU's port too */
 #define LAYOUT_PORT_ACPI_SLEEP_CTL 0x600 /* FADT SLEEP_CONTROL_REG, 1 byte */
 #define LAYOUT_PORT_ACPI_SLEEP_STS 0x601 /* FADT SLEEP_STATUS_REG, 1 byte */
 #define LAYOUT_PORT_ACPI_RESET 0x602     /* FADT RESET_REG, 1 byte, reset value LAYOUT_ACPI_RESET_VALUE */

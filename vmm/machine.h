@@ -11,6 +11,8 @@
 #include "vmm/layout.h"
 #include "vmm/vm.h"
 
+struct seccomp_confinement;
+
 /* Why the guest stopped; the first reason reported wins. */
 enum vm_stop_reason {
 	VM_STOP_NONE = 0,
@@ -55,6 +57,24 @@ struct vm {
 	char stop_why[160];
 	int stop_efd;
 
+	/*
+	 * The start gate: each vCPU thread confines itself (seccomp), says so, and waits until the
+	 * gate opens (vcpus_go, or vcpus_stop), so no guest instruction runs before every thread of
+	 * ringvm is confined. Under gate_lock; gate_cond signals every change.
+	 */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	unsigned int gate_ready; /* vCPU threads past their confinement (done or failed) */
+	int gate_err;		 /* the first confinement error, 0 if none */
+	bool gate_open;
+	const struct seccomp_confinement *vcpu_confine; /* NULL: not confined */
+	/* --gdb: the debugger's vCPU hooks (vmm/gdb_stub.h); NULL without. Set before vCPUs run. */
+	struct gdb_stub *gdb;
+
+	/* The guest's pvpanic driver read the device's capabilities (arch/x86/legacy.c): from then on
+	   a panic is known by its write there, and console text is never taken for one. */
+	atomic_bool pvpanic_bound;
+
 	/* Boot timing (CLOCK_MONOTONIC ns; 0 = not yet): written once each, read after the run. */
 	uint64_t t_first_run;
 	atomic_uint_fast64_t t_init;
@@ -72,9 +92,25 @@ void vm_destroy(struct vm *vm);
 void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* vCPUs: create all (after memory and irqchip), start all, stop and join all. */
+/* vCPUs: create all (after memory and irqchip). 0 or -errno. */
 __attribute__((warn_unused_result)) int vcpus_create(struct vm *vm);
-__attribute__((warn_unused_result)) int vcpus_start(struct vm *vm);
+
+/*
+ * Start every vCPU thread; each confines itself with confine (NULL: not confined; the pointer must
+ * stay valid until vcpus_stop) and then waits at the start gate. Returns once every thread is past
+ * its confinement: 0, or -errno (a thread or a confinement failed). Either way the caller opens the
+ * gate with vcpus_go (after confining itself) or ends with vcpus_stop.
+ */
+__attribute__((warn_unused_result)) int vcpus_start(struct vm *vm,
+						    const struct seccomp_confinement *confine);
+
+/* Open the start gate: the vCPUs run the guest (or see `stopping` and end). */
+void vcpus_go(struct vm *vm);
+
+/* Stop (the gate opens too) and join every vCPU thread; close their fds. */
 void vcpus_stop(struct vm *vm);
+
+/* Knock vCPU v (whose thread is `thread`) out of KVM_RUN now or at its next entry (any thread). */
+void vcpu_kick(struct vcpu *v, pthread_t thread);
 
 #endif

@@ -17,24 +17,30 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "devices/console/virtio_console.h"
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
 #include "guest/protocol.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
-#include "vmm/fail.h"
+#include "vmm/errmsg.h"
+#include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
 
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
+/* At the end, how long the command's output may make no progress (and wait on nothing) before
+   ringvm stops waiting for it: only a stream whose queue worker died stalls that long. */
+#define RINGVM_DRAIN_STALL_MS 5000
 
 /* What ringvm_run() needs of the config: the config itself need not outlive ringvm_create(). */
 struct ringvm_run_opts {
 	bool handle_signals;
 	bool seccomp;
 	bool drop_privileges;
+	unsigned int timeout_s;
 };
 
 struct ringvm {
@@ -45,6 +51,10 @@ struct ringvm {
 	bool console_created;
 	struct ringvm_devices devices;
 	bool ran; /* ringvm_run() was called: once per VM */
+	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
+	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
+	bool timed_out; /* ringvm_wait stopped the run at opts.timeout_s */
+	struct gdb_stub *gdb; /* cfg->gdb */
 };
 
 /* A read-only mapping of a whole file. */
@@ -126,6 +136,22 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
+/* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. */
+static int append_launch(const struct ringvm_launch *l, char *out, size_t outlen, size_t *len)
+{
+	if (l->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, l->env, (int)l->nr_env))
+		return -E2BIG;
+	if (l->workdir && append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, &l->workdir, 1))
+		return -E2BIG;
+	if (l->set_user) {
+		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, l->uid, l->gid);
+		if (n < 0 || (size_t)n >= outlen - *len)
+			return -E2BIG;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 /* Room for any command line this builds; the kernel's own limit is checked after. */
 #define RINGVM_CMDLINE_BUF 65536
 
@@ -138,7 +164,7 @@ static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg
 			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
 			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 	if (n < 0 || (size_t)n >= outlen)
-		return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 	len = (size_t)n;
 
 	/* For kernels built with CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES; Debian's find them in ACPI. */
@@ -147,33 +173,66 @@ static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg
 		n = snprintf(out + len, outlen - len, " virtio_mmio.device=%llu@0x%llx:%u",
 			     (unsigned long long)d->size, (unsigned long long)d->base, d->gsi);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
+			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
 	if (cfg->cmdline && *cfg->cmdline) {
 		n = snprintf(out + len, outlen - len, " %s", cfg->cmdline);
 		if (n < 0 || (size_t)n >= outlen - len)
-			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
+			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 		len += (size_t)n;
 	}
-	/* Input reaches the guest only from a terminal; otherwise the command reads EOF, not a hang. */
-	if (cfg->argc > 0 && (cfg->console.in_fd < 0 || !isatty(cfg->console.in_fd))) {
+	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
+	   the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	n = 0;
+	if (r->streams)
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO, RINGVM_STDIO_VIRTIO);
+	else if (cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
-		if (n < 0 || (size_t)n >= outlen - len)
-			return vmm_fail(err, errlen, -E2BIG, "kernel command line too long");
-		len += (size_t)n;
-	}
+	if (n < 0 || (size_t)n >= outlen - len)
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
+	len += (size_t)n;
+	if (append_launch(&cfg->launch, out, outlen, &len))
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long (the environment, "
+						   "working directory or user)");
 	if (append_mounts(r, out, outlen, &len))
-		return vmm_fail(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
 	if (cfg->argc > 0 &&
 	    append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
-		return vmm_fail(err, errlen, -E2BIG, "the command is too long for the kernel command line");
+		return errmsg(err, errlen, -E2BIG, "the command is too long for the kernel command line");
 	if (len > max)
-		return vmm_fail(err, errlen, -E2BIG,
+		return errmsg(err, errlen, -E2BIG,
 				"kernel command line too long: %zu bytes, this kernel takes at most %zu (shorten "
 				"the command or --cmdline)",
 				len, max);
 	return 0;
+}
+
+/* The command's streams on virtio-console; a closed stdio fd is /dev/null. */
+static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
+{
+	int fds[3], null_fd = -1;
+
+	for (int i = 0; i < 3; i++) {
+		fds[i] = cfg->console.stdio[i];
+		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
+			continue;
+		if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+			return errmsg(err, errlen, -errno, "/dev/null: %s", strerror(errno));
+		fds[i] = null_fd;
+	}
+	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, fds, err, errlen);
+	if (null_fd >= 0)
+		close(null_fd); /* the device has its own duplicates */
+	return ret;
+}
+
+bool ringvm_config_wants_streams(const struct ringvm_config *cfg)
+{
+	const struct ringvm_console *c = &cfg->console;
+	if (cfg->argc == 0 || c->tty == RINGVM_TTY_ON)
+		return false;
+	return c->tty == RINGVM_TTY_OFF || c->stdio[0] < 0 || !isatty(c->stdio[0]);
 }
 
 static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
@@ -187,75 +246,84 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 
 	ret = map_file(cfg->kernel, &kernel);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
+		return errmsg(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
 			    ret == -ENODATA ? "empty file" : strerror(-ret));
 	if (cfg->initrd) {
 		ret = map_file(cfg->initrd, &initrd);
 		if (ret) {
-			ret = vmm_fail(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
+			ret = errmsg(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
 				   ret == -ENODATA ? "empty file" : strerror(-ret));
 			goto out;
 		}
 	}
 	if (access("/dev/kvm", F_OK) != 0) {
-		ret = vmm_fail(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
+		ret = errmsg(err, errlen, -ENODEV, "no /dev/kvm: this host offers no KVM");
 		goto out;
 	}
 
 	const char *why;
 	ret = vm_create(&r->vm, cfg->memory, cfg->cpus, &why);
 	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "%s: %s", why, strerror(-ret));
+		ret = errmsg(err, errlen, ret, "%s: %s", why, strerror(-ret));
 		goto out;
 	}
 	r->vm_created = true;
 	r->vm.verbose = cfg->verbose;
+	r->streams = ringvm_config_wants_streams(cfg);
 
 	ret = arch_kernel_load(&r->vm, kernel.data, kernel.size, &boot);
 	if (ret == -ENOEXEC) {
-		ret = vmm_fail(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
+		ret = errmsg(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
 	} else if (ret == -ENOMEM) {
-		ret = vmm_fail(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
+		ret = errmsg(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
 			       cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
 	} else if (ret) {
-		ret = vmm_fail(err, errlen, ret,
+		ret = errmsg(err, errlen, ret,
 			       "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
 			       cfg->kernel);
 		goto out;
 	}
 	if (initrd.data && (ret = arch_initrd_load(&r->vm, boot, initrd.data, initrd.size)) != 0) {
-		ret = vmm_fail(err, errlen, ret,
+		ret = errmsg(err, errlen, ret,
 			       "initrd %s (%zu MiB) does not fit in guest memory next to the kernel", cfg->initrd,
 			       initrd.size >> 20);
 		goto out;
 	}
 
-	ret = console_create(&r->console, &r->vm, cfg->console.in_fd, cfg->console.out_fd, cfg->argc == 0);
+	/* The serial console: the terminal for a tty or the shell; with streams, only what the
+	   kernel and PID 1 have to say, on stderr. */
+	if (r->streams)
+		ret = console_create(&r->console, &r->vm, -1, cfg->console.stdio[2], false);
+	else
+		ret = console_create(&r->console, &r->vm, cfg->console.stdio[0], cfg->console.stdio[1],
+				     cfg->argc == 0);
 	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "console: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
 	}
 	r->console_created = true;
 	ret = arch_machine_init(&r->vm);
 	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "machine devices: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "machine devices: %s", strerror(-ret));
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
+	if (!ret && r->streams)
+		ret = ringvm_add_streams(r, cfg, err, errlen);
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
 	const char *unfit = arch_host_unfit();
 	if (unfit) {
-		ret = vmm_fail(err, errlen, -ENOTSUP, "%s", unfit);
+		ret = errmsg(err, errlen, -ENOTSUP, "%s", unfit);
 		goto out;
 	}
 
 	cmdline = malloc(RINGVM_CMDLINE_BUF);
 	if (!cmdline) {
-		ret = vmm_fail(err, errlen, -ENOMEM, "out of memory");
+		ret = errmsg(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = build_cmdline(r, cfg, arch_cmdline_max(boot), cmdline, RINGVM_CMDLINE_BUF, err, errlen);
@@ -271,8 +339,14 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	if (!ret)
 		ret = arch_boot_vcpu(boot, r->vm.vcpus[0].fd);
 	if (ret) {
-		ret = vmm_fail(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
+	}
+	if (cfg->gdb) {
+		ret = gdb_stub_create(&r->vm, cfg->gdb, cfg->gdb_wait, &r->gdb, err, errlen);
+		if (ret)
+			goto out;
+		r->vm.gdb = r->gdb;
 	}
 	ret = 0;
 out:
@@ -287,10 +361,11 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 {
 	struct ringvm *r = calloc(1, sizeof(*r));
 	if (!r)
-		return vmm_fail(err, errlen, -ENOMEM, "out of memory");
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	r->opts = (struct ringvm_run_opts){ .handle_signals = cfg->handle_signals,
 					    .seccomp = cfg->seccomp,
-					    .drop_privileges = cfg->drop_privileges };
+					    .drop_privileges = cfg->drop_privileges,
+					    .timeout_s = cfg->timeout_s };
 	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
@@ -307,11 +382,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Wait for the end of the run; signals (when handled) and a panicking kernel end it too. */
+/* Wait for the end of the run; signals (when handled), the timeout and a panicking kernel end it too. */
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
+	uint64_t deadline = r->opts.timeout_s ? now_ms() + (uint64_t)r->opts.timeout_s * 1000 : 0;
 	while (!atomic_load(&r->vm.stopping)) {
+		if (deadline && now_ms() >= deadline) {
+			r->timed_out = true;
+			vm_request_stop(&r->vm, VM_STOP_HOST, RINGVM_EXIT_TIMEOUT, "timed out after %u s",
+					r->opts.timeout_s);
+			break;
+		}
 		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
 		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
 		if (n < 0 && errno != EINTR)
@@ -366,7 +448,9 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 		res->end = RINGVM_END_CRASH;
 		break;
 	case VM_STOP_HOST:
-		res->end = RINGVM_END_STOPPED;
+		/* The timeout's own request, unless something else stopped the run first. */
+		res->end = r->timed_out && vm->stop_status == RINGVM_EXIT_TIMEOUT ? RINGVM_END_TIMEOUT
+										    : RINGVM_END_STOPPED;
 		res->status = vm->stop_status;
 		break;
 	case VM_STOP_NONE:
@@ -376,30 +460,54 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 	}
 }
 
+/*
+ * The guest ended by itself (the command's status, a power-off): what the command wrote last may
+ * still be queued on the stdout and stderr ports. Write it out first, however slow the reader,
+ * unless a signal says stop.
+ */
+static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
+{
+	enum vm_stop_reason why = r->vm.stop_reason;
+
+	if (!r->devices.stdio ||
+	    (why != VM_STOP_EXIT_STATUS && why != VM_STOP_POWEROFF && why != VM_STOP_RESET))
+		return;
+	if (vcon_drain(r->devices.stdio, sig_fd, RINGVM_DRAIN_STALL_MS) == -ETIMEDOUT)
+		fprintf(stderr, "ringvm: the command's last output could not be written out (its "
+				"virtio-console queue stopped)\n");
+}
+
+bool ringvm_streams(const struct ringvm *r)
+{
+	return r->streams;
+}
+
 int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t errlen)
 {
 	if (r->ran) {
 		memset(res, 0, sizeof(*res));
 		res->end = RINGVM_END_ERROR;
 		snprintf(res->message, sizeof(res->message), "this VM has already run");
-		return vmm_fail(err, errlen, -EALREADY, "%s", res->message);
+		return errmsg(err, errlen, -EALREADY, "%s", res->message);
 	}
 	r->ran = true;
 	int sig_fd = -1;
-	sigset_t sigs, old;
+	sigset_t sigs, block, old;
 	sigemptyset(&sigs);
 	if (r->opts.handle_signals) {
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
 	}
-	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask. */
-	sigaddset(&sigs, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	if (r->opts.handle_signals) {
-		sigdelset(&sigs, SIGUSR1);
+	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask.
+	   SIGPIPE stays blocked everywhere: a reader going away is an EPIPE to handle, never the end
+	   of ringvm (nor of a program embedding it). */
+	block = sigs;
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (r->opts.handle_signals)
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	}
 
 	/* Before the first thread (capabilities are per thread; every later one inherits these):
 	   nothing beyond what the shares need, no_new_privs. */
@@ -409,27 +517,53 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t er
 		ringvm_devices_priv_need(&r->devices, &need);
 		ret = priv_drop(priv_keep_mask(&need));
 	}
+	/*
+	 * Every thread confines itself to its role once its setup is over (vmm/seccomp.h): the queue
+	 * workers as they are made, the console's input thread, the gdb stub's thread, the vCPUs,
+	 * which then wait at the start gate, and last this thread; only then does the guest run its
+	 * first instruction.
+	 */
+	enum seccomp_mode mode = r->opts.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	r->confine_vcpu = (struct seccomp_confinement){
+		mode, r->gdb ? SECCOMP_ROLE_VCPU_GDB : SECCOMP_ROLE_VCPU, -1 };
+	r->confine_control = (struct seccomp_confinement){ mode, SECCOMP_ROLE_CONTROL, -1 };
 	if (!ret)
-		ret = console_start(&r->console);
-	/* From here on the VMM only serves the guest: lock the set of system calls down. */
-	if (!ret && r->opts.seccomp && (ret = seccomp_install(seccomp_mode_from_env())) != 0)
-		ret = ret < 0 ? ret : -EPERM;
+		ret = ringvm_devices_start(&r->devices, mode);
 	if (!ret)
-		ret = vcpus_start(&r->vm);
+		ret = console_start(&r->console, &r->confine_control);
+	if (!ret && r->gdb)
+		ret = gdb_stub_start(r->gdb, mode);
+	if (!ret)
+		ret = vcpus_start(&r->vm, &r->confine_vcpu);
+	if (!ret)
+		ret = seccomp_confine(&r->confine_control);
+	if (!ret)
+		vcpus_go(&r->vm);
 	if (ret)
 		vm_request_stop(&r->vm, VM_STOP_ERROR, 0, "could not start: %s", strerror(-ret));
 	else
 		ringvm_wait(r, sig_fd);
 
+	if (r->gdb) {
+		/* A debugger waiting on the guest hears how it ended; parked vCPUs are let go. */
+		ringvm_fill_result(r, res);
+		gdb_stub_finish(r->gdb, ringvm_exit_code(res));
+	}
 	vcpus_stop(&r->vm);
+	ringvm_drain_streams(r, sig_fd);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
 	if (ret)
-		vmm_fail(err, errlen, ret, "%s", res->message);
+		errmsg(err, errlen, ret, "%s", res->message);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+const char *ringvm_gdb_address(const struct ringvm *r)
+{
+	return r->gdb ? gdb_stub_address(r->gdb) : NULL;
 }
 
 void ringvm_stop(struct ringvm *r)
@@ -443,6 +577,7 @@ void ringvm_destroy(struct ringvm *r)
 		return;
 	if (r->vm_created)
 		vcpus_stop(&r->vm);
+	gdb_stub_destroy(r->gdb);
 	ringvm_devices_destroy(&r->devices);
 	if (r->console_created) {
 		console_destroy(&r->console);

@@ -11,16 +11,15 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/vhost_user/vu_backend.h"
-#include "vmm/fail.h"
+#include "vmm/errmsg.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
+#include "vmm/unix_sock.h"
 
 /* The device being served, whichever kind. */
 struct serve_dev {
@@ -36,6 +35,7 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->device = RINGVM_SERVE_FS;
 	cfg->listen_fd = -1;
 	cfg->stop_fd = -1;
+	cfg->poll_us = RINGVM_SERVE_POLL_US;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
 }
@@ -44,7 +44,7 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 			   size_t errlen)
 {
 	if (!cfg->share.host_dir)
-		return vmm_fail(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
+		return errmsg(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
 	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system and where it is
 	   mounted, not us. */
 	struct ringvm_share s = cfg->share;
@@ -53,10 +53,13 @@ static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_d
 	const char *why;
 	int ret = fs_config_from(&s, &d->fs_cfg, &why);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, why);
+		return errmsg(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, why);
+	if (cfg->poll_us > RINGVM_MAX_POLL_US)
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d", RINGVM_MAX_POLL_US);
+	d->fs_cfg.poll_us = cfg->poll_us;
 	ret = virtio_fs_create(&d->fs_cfg, &d->fs);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, strerror(-ret));
+		return errmsg(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, strerror(-ret));
 	return 0;
 }
 
@@ -64,14 +67,18 @@ static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_
 			    size_t errlen)
 {
 	if (!cfg->disk.path)
-		return vmm_fail(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
+		return errmsg(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
 	const char *why;
 	int ret = blk_config_from(&cfg->disk, &d->blk_cfg, &why);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "--disk %s: %s", cfg->disk.path, why);
+		return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disk.path, why);
+	if (cfg->poll_us > RINGVM_MAX_POLL_US)
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d", RINGVM_MAX_POLL_US);
+	if (!cfg->disk.poll_us) /* the disk's own setting wins */
+		d->blk_cfg.poll_us = cfg->poll_us;
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path, blk_strerror(ret));
+		return errmsg(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path, blk_strerror(ret));
 	return 0;
 }
 
@@ -79,43 +86,6 @@ static void serve_destroy_dev(struct serve_dev *d)
 {
 	virtio_fs_destroy(d->fs);
 	blk_destroy(d->blk);
-}
-
-/*
- * A listening socket at path. A socket file nobody listens on any more (a previous server that was
- * killed) is replaced; a live one, or any other kind of file, is refused.
- */
-static int serve_listen(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path))
-		return vmm_fail(err, errlen, -ENAMETOOLONG,
-				  "--socket %s: path too long for a Unix socket (%zu bytes at most)",
-				  path, sizeof(a.sun_path) - 1);
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return vmm_fail(err, errlen, -errno, "socket: %s", strerror(errno));
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			close(fd);
-			return vmm_fail(err, errlen, -EEXIST,
-					  "--socket %s: exists and is not a socket", path);
-		}
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-			close(fd);
-			return vmm_fail(err, errlen, -EADDRINUSE,
-					  "--socket %s: another server is listening there", path);
-		}
-		(void)unlink(path); /* stale: bind() below reports what is still wrong */
-	}
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
-		int e = errno;
-		close(fd);
-		return vmm_fail(err, errlen, -e, "--socket %s: %s", path, strerror(e));
-	}
-	return fd;
 }
 
 /* Accept and serve front-ends until stop_fd is readable. 0, or -errno when accept() fails. */
@@ -143,10 +113,12 @@ static int serve_loop(struct vu_backend *b, int listen_fd, int stop_fd)
 
 int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen)
 {
+	int sock_dir = -1;
+	const char *sock_name = NULL;
 	struct serve_dev d;
 	memset(&d, 0, sizeof(d));
 	if (!cfg->socket && cfg->listen_fd < 0)
-		return vmm_fail(err, errlen, -EINVAL, "--socket PATH is required");
+		return errmsg(err, errlen, -EINVAL, "--socket PATH is required");
 	/* Signals are taken through a signalfd from the start: one that arrives while we set up
 	   ends the server cleanly (socket removed) instead of killing it half way. */
 	sigset_t sigs, old;
@@ -161,7 +133,7 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		if (sig_fd < 0) {
 			int e = errno;
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			return vmm_fail(err, errlen, -e, "signalfd: %s", strerror(e));
+			return errmsg(err, errlen, -e, "signalfd: %s", strerror(e));
 		}
 		stop_fd = sig_fd;
 	}
@@ -173,10 +145,10 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 	struct vu_backend *b;
 	ret = vu_backend_create(vdev, cfg->socket ? cfg->socket : "(fd)", &b);
 	if (ret) {
-		vmm_fail(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
+		errmsg(err, errlen, ret, "vhost-user back-end: %s", strerror(-ret));
 		goto out_dev;
 	}
-	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : serve_listen(cfg->socket, err, errlen);
+	int listen_fd = cfg->listen_fd >= 0 ? cfg->listen_fd : unix_listen("--socket ", cfg->socket, err, errlen);
 	if (listen_fd < 0) {
 		ret = listen_fd;
 		goto out_backend;
@@ -191,26 +163,52 @@ int ringvm_serve(const struct ringvm_serve_config *cfg, char *err, size_t errlen
 		};
 		ret = priv_drop(priv_keep_mask(&need));
 		if (ret) {
-			vmm_fail(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
+			errmsg(err, errlen, ret, "dropping capabilities: %s", strerror(-ret));
 			goto out_listen;
 		}
 	}
-	/* From here on the process only serves front-ends: lock the set of system calls down. */
-	if (cfg->seccomp && (ret = seccomp_install_role(seccomp_mode_from_env(),
-						       SECCOMP_ROLE_SERVE)) != 0) {
-		ret = vmm_fail(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
+	/*
+	 * Every queue's worker now, each confined to its device's role as it is made; then this
+	 * thread, which from here on only serves front-ends (vmm/seccomp.h). The socket file is
+	 * removed at exit through its directory's fd, the one unlinkat the filter lets through.
+	 */
+	enum seccomp_mode mode = cfg->seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	struct seccomp_confinement worker = {
+		mode, d.fs ? SECCOMP_ROLE_WORKER_FS : SECCOMP_ROLE_WORKER, -1 };
+	ret = vu_backend_prepare(b, seccomp_confine_hook, &worker);
+	if (ret) {
+		errmsg(err, errlen, ret, "queue workers: %s", strerror(-ret));
+		goto out_listen;
+	}
+	if (cfg->listen_fd < 0) {
+		sock_dir = unix_sock_dir(cfg->socket, &sock_name);
+		if (sock_dir < 0) {
+			ret = errmsg(err, errlen, sock_dir, "--socket %s: its directory: %s",
+					 cfg->socket, strerror(-sock_dir));
+			goto out_listen;
+		}
+	}
+	struct seccomp_confinement self = { mode, SECCOMP_ROLE_SERVE, sock_dir };
+	ret = seccomp_confine(&self);
+	if (ret) {
+		ret = errmsg(err, errlen, ret < 0 ? ret : -EPERM, "seccomp: %s",
 				 strerror(ret < 0 ? -ret : EPERM));
 		goto out_listen;
 	}
 	ret = serve_loop(b, listen_fd, stop_fd);
 	if (ret)
-		vmm_fail(err, errlen, ret, "accept: %s", strerror(-ret));
+		errmsg(err, errlen, ret, "accept: %s", strerror(-ret));
 
 out_listen:
 	if (cfg->listen_fd < 0) {
 		close(listen_fd);
-		(void)unlinkat(AT_FDCWD, cfg->socket, 0);
+		if (sock_dir >= 0)
+			(void)unlinkat(sock_dir, sock_name, 0);
+		else
+			(void)unlinkat(AT_FDCWD, cfg->socket, 0); /* not confined yet */
 	}
+	if (sock_dir >= 0)
+		close(sock_dir);
 out_backend:
 	vu_backend_destroy(b);
 out_dev:

@@ -4,6 +4,7 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "arch/x86/cpu.h"
+#include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
+#include "vmm/seccomp.h"
 
 /* The signal that knocks a vCPU out of KVM_RUN; its handler does nothing. */
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -85,6 +88,14 @@ static bool vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_MMIO:
 		vcpu_handle_mmio(v);
 		return true;
+	case KVM_EXIT_DEBUG:
+		/* Only with --gdb has anything asked KVM for debug exits. */
+		if (!v->vm->gdb) {
+			vm_request_stop(v->vm, VM_STOP_CRASH, 0, "unexpected debug exit on vCPU %u", v->index);
+			return false;
+		}
+		gdb_stub_vcpu_debug_exit(v->vm->gdb, v);
+		return true;
 	case KVM_EXIT_HLT:
 		/* Only without an in-kernel LAPIC; ours has one. Treat as power-off rather than spin. */
 		vm_request_stop(v->vm, VM_STOP_POWEROFF, 0, "vCPU %u halted", v->index);
@@ -117,20 +128,48 @@ static bool vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/* Confine this thread, report at the gate, wait for it to open. False: the thread must end. */
+static bool vcpu_pass_gate(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	int err = vm->vcpu_confine ? seccomp_confine(vm->vcpu_confine) : 0;
+
+	pthread_mutex_lock(&vm->gate_lock);
+	vm->gate_ready++;
+	if (err && !vm->gate_err)
+		vm->gate_err = err;
+	pthread_cond_broadcast(&vm->gate_cond);
+	while (!vm->gate_open)
+		pthread_cond_wait(&vm->gate_cond, &vm->gate_lock);
+	pthread_mutex_unlock(&vm->gate_lock);
+	return err == 0;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	char name[16];
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	(void)pthread_setname_np(pthread_self(), name);
 	sigset_t kick;
 	sigemptyset(&kick);
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
+	if (!vcpu_pass_gate(v))
+		return NULL;
 
+	struct gdb_stub *gdb = v->vm->gdb;
+	if (gdb)
+		gdb_stub_vcpu_start(gdb, v);
 	if (v->index == 0)
 		v->vm->t_first_run = vm_now_ns();
 	while (!atomic_load(&v->vm->stopping)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
-				v->run->immediate_exit = 0;
+				/* Cleared before the debugger's pause flag is read: a kick after this still lands. */
+				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+				if (gdb)
+					gdb_stub_vcpu_interrupted(gdb, v);
 				continue;
 			}
 			vm_request_stop(v->vm, VM_STOP_ERROR, 0, "KVM_RUN on vCPU %u: %s", v->index,
@@ -143,36 +182,60 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpus_start(struct vm *vm)
+int vcpus_start(struct vm *vm, const struct seccomp_confinement *confine)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = vcpu_kick_handler; /* no SA_RESTART: KVM_RUN must return EINTR */
 	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
 		return -errno;
-	for (unsigned int i = 0; i < vm->nr_cpus; i++) {
+	vm->vcpu_confine = confine;
+	unsigned int started = 0;
+	int ret = 0;
+	for (unsigned int i = 0; i < vm->nr_cpus && !ret; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		int ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
-		if (ret)
-			return -ret;
-		v->started = true;
+		ret = -pthread_create(&v->thread, NULL, vcpu_thread, v);
+		if (!ret) {
+			v->started = true;
+			started++;
+		}
 	}
-	return 0;
+	pthread_mutex_lock(&vm->gate_lock);
+	while (vm->gate_ready < started)
+		pthread_cond_wait(&vm->gate_cond, &vm->gate_lock);
+	if (!ret)
+		ret = vm->gate_err;
+	pthread_mutex_unlock(&vm->gate_lock);
+	return ret;
+}
+
+void vcpus_go(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->gate_lock);
+	vm->gate_open = true;
+	pthread_cond_broadcast(&vm->gate_cond);
+	pthread_mutex_unlock(&vm->gate_lock);
+}
+
+void vcpu_kick(struct vcpu *v, pthread_t thread)
+{
+	/*
+	 * immediate_exit covers a vCPU that is between its checks and KVM_RUN (KVM_RUN then returns
+	 * EINTR at once, after completing a pending I/O); the signal covers one already inside KVM_RUN
+	 * (halted vCPUs included).
+	 */
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(thread, VCPU_KICK_SIGNAL);
 }
 
 void vcpus_stop(struct vm *vm)
 {
 	atomic_store(&vm->stopping, true);
+	vcpus_go(vm); /* threads still at the gate see `stopping` and end */
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_cpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		if (!v->started)
-			continue;
-		/*
-		 * immediate_exit covers a vCPU that is between its `stopping` check and KVM_RUN; the
-		 * signal covers one already inside KVM_RUN (halted vCPUs included).
-		 */
-		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+		if (v->started)
+			vcpu_kick(v, v->thread);
 	}
 	for (unsigned int i = 0; vm->vcpus && i < vm->nr_cpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];

@@ -44,6 +44,8 @@ int vm_create(struct vm *vm, uint64_t ram_size, unsigned int nr_cpus, const char
 	vm->mem.memfd = -1;
 	vm->nr_cpus = nr_cpus;
 	pthread_mutex_init(&vm->stop_lock, NULL);
+	pthread_mutex_init(&vm->gate_lock, NULL);
+	pthread_cond_init(&vm->gate_cond, NULL);
 
 	*why = "cannot open /dev/kvm";
 	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
@@ -123,6 +125,8 @@ void vm_destroy(struct vm *vm)
 	if (vm->stop_efd >= 0)
 		close(vm->stop_efd);
 	pthread_mutex_destroy(&vm->stop_lock);
+	pthread_cond_destroy(&vm->gate_cond);
+	pthread_mutex_destroy(&vm->gate_lock);
 	vm->vm_fd = vm->kvm_fd = vm->stop_efd = -1;
 }
 

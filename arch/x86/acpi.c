@@ -321,7 +321,22 @@ static void acpi_dsdt_com1(struct aml *a)
 	aml_end(a, dev);
 }
 
-/* The DSDT body: \_S5, and under \_SB the UART and one LNRO0005 device per virtio-mmio window. */
+/* QEMU's pvpanic on an I/O port: Linux's pvpanic-mmio binds QEMU0001 (IO or memory resource). */
+static void acpi_dsdt_pvpanic(struct aml *a)
+{
+	size_t dev = aml_device_begin(a, "PEVT");
+	aml_name(a, "_HID");
+	aml_string(a, "QEMU0001");
+	aml_name(a, "_CRS");
+	size_t buf = aml_buffer_begin(a);
+	aml_res_io(a, LAYOUT_PORT_PVPANIC, 1);
+	aml_res_end_tag(a);
+	aml_buffer_end(a, buf);
+	aml_end(a, dev);
+}
+
+/* The DSDT body: \_S5, and under \_SB the UART, pvpanic and one LNRO0005 device per virtio-mmio
+   window. */
 static void acpi_dsdt_body(struct aml *a, const struct acpi_config *cfg)
 {
 	/* \_S5 (section 7.4.2.4): SLP_TYPa, SLP_TYPb, two reserved. Only SLP_TYPa reaches the
@@ -336,6 +351,7 @@ static void acpi_dsdt_body(struct aml *a, const struct acpi_config *cfg)
 
 	size_t sb = aml_scope_begin(a, "\\_SB");
 	acpi_dsdt_com1(a);
+	acpi_dsdt_pvpanic(a);
 	for (unsigned int i = 0; i < cfg->nr_mmio_devs; i++) {
 		char name[5]; /* i < ACPI_MAX_MMIO_DEVS: three hex digits */
 		snprintf(name, sizeof(name), "V%03X", i & 0xfffu);

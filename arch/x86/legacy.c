@@ -1,7 +1,9 @@
-/* legacy.c: power-off, reset and exit-status ports, each ending the run with its own reason. */
+/* legacy.c: power-off, reset, exit-status and pvpanic ports, each ending the run with its own reason. */
 #include "legacy.h"
 
 #include <string.h>
+
+#include <misc/pvpanic.h>
 
 #include "guest/protocol.h"
 #include "vmm/layout.h"
@@ -69,6 +71,30 @@ static void exit_port_write(void *opaque, uint64_t offset, const void *data, uin
 
 static const struct bus_ops exit_port_ops = { .read = acpi_read, .write = exit_port_write };
 
+/*
+ * QEMU's pvpanic device, as Linux's pvpanic-mmio driver finds it (ACPI QEMU0001 with an I/O port;
+ * guest/guest.mk loads the module first of all). The driver reads the capability byte when it binds
+ * and writes PVPANIC_PANICKED from the kernel's panic notifier: a channel only the kernel uses
+ * (user space would need the port's I/O permission, i.e. root, to touch it). Crash-kernel loads are
+ * not offered: ringvm has no kdump to wait for.
+ */
+static void pvpanic_read(void *opaque, uint64_t offset, void *data, uint32_t len)
+{
+	struct vm *vm = opaque;
+	memset(data, 0, len);
+	((uint8_t *)data)[0] = PVPANIC_PANICKED;
+	atomic_store(&vm->pvpanic_bound, true);
+}
+
+static void pvpanic_write(void *opaque, uint64_t offset, const void *data, uint32_t len)
+{
+	struct vm *vm = opaque;
+	if (first_byte(data) & PVPANIC_PANICKED)
+		vm_request_stop(vm, VM_STOP_PANIC, 0, "guest kernel panic");
+}
+
+static const struct bus_ops pvpanic_ops = { .read = pvpanic_read, .write = pvpanic_write };
+
 int x86_legacy_register(struct vm *vm)
 {
 	int ret = vm_register_pio(vm, LAYOUT_PORT_ACPI_SLEEP_CTL, 3, &acpi_ops, vm);
@@ -76,5 +102,7 @@ int x86_legacy_register(struct vm *vm)
 		ret = vm_register_pio(vm, LAYOUT_PORT_I8042, 5, &i8042_ops, vm);
 	if (!ret)
 		ret = vm_register_pio(vm, RINGVM_EXIT_PORT, 2, &exit_port_ops, vm);
+	if (!ret)
+		ret = vm_register_pio(vm, LAYOUT_PORT_PVPANIC, 1, &pvpanic_ops, vm);
 	return ret;
 }

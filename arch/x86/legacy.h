@@ -1,4 +1,4 @@
-/* legacy.h: the PC's small port-I/O devices: ACPI sleep/reset registers, 8042 reset, ringvm's exit port. */
+/* legacy.h: the PC's small port-I/O devices: ACPI sleep/reset registers, 8042 reset, ringvm's exit port, pvpanic. */
 #ifndef RINGVM_X86_LEGACY_H
 #define RINGVM_X86_LEGACY_H
 

@@ -11,7 +11,7 @@
 #include "arch/x86/boot.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/legacy.h"
-#include "vmm/fail.h"
+#include "vmm/errmsg.h"
 #include "vmm/machine.h"
 
 struct arch_boot {
@@ -73,14 +73,14 @@ int arch_boot_describe(struct vm *vm, struct arch_boot *b, const char *cmdline, 
 	void *acpi_buf = gm_ptr(&vm->mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
 	int ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
 	if (ret < 0)
-		return vmm_fail(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+		return errmsg(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
 	b->info.cmdline = cmdline;
 	ret = x86_write_boot_info(&vm->mem, &b->k, &b->info);
 	b->info.cmdline = NULL; /* the caller's buffer */
 	if (!ret)
 		ret = x86_boot_tables_write(&vm->mem);
 	if (ret)
-		return vmm_fail(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+		return errmsg(err, errlen, ret, "writing boot information: %s", strerror(-ret));
 	return 0;
 }
 

@@ -62,6 +62,9 @@ check "DSDT: COM1 decodes I/O 0x3F8, 8 ports" \
 check "DSDT: COM1 interrupt is GSI 4, edge, active-high" \
 	sh -c "sed -n '/Device (COM1)/,/^        }/p' '$T/dsdt.dsl' |
 		grep -A2 'Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive' | grep -q '0x00000004'"
+check "DSDT: PEVT is QEMU's pvpanic (QEMU0001) on I/O port 0x505, 1 port" \
+	sh -c "sed -n '/Device (PEVT)/,/^        }/p' '$T/dsdt.dsl' | tr -d ' \n' |
+		grep -q 'Name(_HID,\"QEMU0001\").*IO(Decode16,0x0505,//RangeMinimum0x0505,//RangeMaximum0x01,//Alignment0x01,'"
 check "DSDT: exactly 3 LNRO0005 devices" \
 	sh -c "[ \$(grep -c 'Name (_HID, \"LNRO0005\")' '$T/dsdt.dsl') -eq 3 ]"
 for i in 0 1 2; do
@@ -90,6 +93,13 @@ DefinitionBlock ("", "DSDT", 2, "RINGVM", "RINGVM  ", 1)
             Name (_CRS, ResourceTemplate () {
                 IO (Decode16, 0x03F8, 0x03F8, 0x01, 0x08)
                 Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive) { 4 }
+            })
+        }
+        Device (PEVT)
+        {
+            Name (_HID, "QEMU0001")
+            Name (_CRS, ResourceTemplate () {
+                IO (Decode16, 0x0505, 0x0505, 0x01, 0x01)
             })
         }
         Device (V000)
@@ -164,8 +174,8 @@ check "MADT (64 CPUs): 64 Processor Local APIC entries" \
 # decodes every _CRS with its resource manager.
 (cd "$T" && acpiexec -b 'evaluate \_S5; resources \_SB.COM1; resources \_SB.V000;
 	resources \_SB.V001; resources \_SB.V002' facp.dat apic.dat dsdt.dat >exec.log 2>&1)
-check "acpiexec loads the tables: 4 devices, no errors" \
-	sh -c "grep -q '4 Devices' '$T/exec.log' && ! grep -qE 'ACPI Error|ACPI Exception' '$T/exec.log'"
+check "acpiexec loads the tables: 5 devices, no errors" \
+	sh -c "grep -q '5 Devices' '$T/exec.log' && ! grep -qE 'ACPI Error|ACPI Exception' '$T/exec.log'"
 check "acpiexec: \\_S5 evaluates to a package whose first element is 5" \
 	sh -c "grep -A2 'Contains 4 Elements' '$T/exec.log' | grep -q 'Integer\] = 0000000000000005'"
 check "acpiexec: COM1 resources are I/O 0x3F8 and interrupt 4" \

@@ -7,6 +7,8 @@
 
 #include <linux/virtio_blk.h>
 
+#include "devices/virtio/uring.h"
+
 #define BLK_ID_MAX VIRTIO_BLK_ID_BYTES /* GET_ID returns at most 20 bytes, no NUL when full */
 #define BLK_MAX_QUEUES 16
 #define BLK_MAX_POLL_US 1000 /* a worker spinning longer than this costs more than a wakeup */
@@ -18,7 +20,8 @@ struct blk_config {
 	bool direct;             /* O_DIRECT, with a buffered fallback for unaligned requests */
 	unsigned int queues;     /* 0 = the default passed to blk_create (one per vCPU) */
 	char id[BLK_ID_MAX + 1]; /* "" = derived from the path */
-	unsigned int poll_us;    /* queue workers busy-poll this long before sleeping; 0 = off */
+	unsigned int poll_us;    /* queue workers busy-poll up to this long before sleeping (the window
+				    adapts below it, devices/virtio/pace.h); 0 = off */
 };
 
 struct ringvm_disk;
@@ -43,6 +46,9 @@ const char *blk_strerror(int err);
 
 struct blk_dev;
 struct virtio_dev;
+
+/* What a blk queue's io_uring may do (blk.c lists the opcodes and why); set on every blk device. */
+extern const struct uring_rules blk_ring_rules;
 
 /*
  * Open the file (blk_open) and create the virtio-blk device with cfg->queues queues (or

@@ -112,7 +112,9 @@ __attribute__((warn_unused_result)) int fs_io_begin(struct fs_server *s, const s
 void fs_io_end(struct fs_server *s, struct fsh_handle *h);
 
 /* Per-thread setup for a worker: own umask (0) and cwd (unshare CLONE_FS), no supplementary groups
-   when root. Called lazily by fs_dispatch on each thread's first request. */
+   when root. The virtio-fs queue workers run it when they are created, before their seccomp filter
+   (which denies unshare and setgroups); fs_dispatch and fs_io_begin call it too (a no-op once done),
+   for threads that serve the FUSE protocol directly (tests, the host FUSE mount tool). */
 __attribute__((warn_unused_result)) int fs_thread_prepare(struct fs_server *s);
 
 #endif

@@ -22,6 +22,10 @@
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER_FS, -1 };
 
 #define NQ 3 /* hiprio + 2 request queues */
 #define QSIZE 1024 /* the chain budget (max_segs) is clamped to the queue size: 1 MiB needs 258 */
@@ -312,7 +316,9 @@ int main(void)
 		virtio_fs_destroy(fs);
 		return tap_done();
 	}
+	/* The queue workers under their real seccomp filter (kill mode), as in ringvm. */
 	TAP_CHECK(virtio_mmio_create(vm, vdev, &mmio) == 0 && vdev->transport &&
+			  virtio_mmio_prepare(mmio, seccomp_confine_hook, &worker_role) == 0 &&
 			  fake_vm_nr_registered(vm) > 0,
 		  "the test attaches it on virtio-mmio");
 	TAP_CHECK(bring_up() == 0, "driver brought the device up (3 queues)");

@@ -348,9 +348,35 @@ static const struct virtio_dev_ops fs_dev_ops = {
 	.reset = fs_reset,
 };
 
+/* Each queue's thread, at its creation: its own umask and groups before it is confined (the
+   filters deny unshare and setgroups). */
+static int fs_thread_init(struct virtio_dev *vdev)
+{
+	return fs_thread_prepare(&fs_of(vdev)->srv);
+}
+
 static const struct vq_handler_ops fs_queue_ops = {
 	.handle = fs_handle,
 	.complete = fs_complete,
+	.thread_init = fs_thread_init,
+};
+
+/*
+ * Everything a virtio-fs queue's io_uring may do (devices/virtio/uring.h; the worker adds its
+ * eventfd READ and ASYNC_CANCEL): READV/WRITEV for FUSE_READ/FUSE_WRITE (fs_submit_rw), FSYNC for
+ * FUSE_FSYNC/FUSE_FSYNCDIR (fs_start_fsync). No SQE flags. Every other request is served inline by
+ * system calls of the worker thread, which its seccomp filter sees.
+ */
+static const uint8_t fs_ring_ops[] = {
+	IORING_OP_READV,
+	IORING_OP_WRITEV,
+	IORING_OP_FSYNC,
+};
+
+const struct uring_rules fs_ring_rules = {
+	.ops = fs_ring_ops,
+	.nr_ops = sizeof(fs_ring_ops) / sizeof(fs_ring_ops[0]),
+	.sqe_flags = 0,
 };
 
 /* The most file descriptors ringvm asks for: what virtiofsd asks for too (fs.nr_open's default). */
@@ -427,6 +453,8 @@ int virtio_fs_create(const struct fs_config *cfg, struct virtio_fs **out)
 	v->queue_max_size = FS_QUEUE_SIZE;
 	v->max_segs = FS_MAX_SEGS;
 	v->req_priv_size = sizeof(struct fs_io);
+	v->poll_us = cfg->poll_us;
+	v->ring_rules = &fs_ring_rules;
 	v->ops = &fs_dev_ops;
 	v->queue_ops = &fs_queue_ops;
 	*out = fs;

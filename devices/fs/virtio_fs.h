@@ -7,6 +7,7 @@
 #include <linux/virtio_fs.h>
 
 #include "devices/fs/fs_server.h"
+#include "devices/virtio/uring.h"
 
 #define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
 #define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
@@ -23,6 +24,8 @@ struct fs_config {
 	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
 	bool allow_direct_io;   /* the guest's O_DIRECT opens are O_DIRECT on the host (off: dropped) */
 	enum fs_xattr_policy xattr; /* default FS_XATTR_USER */
+	unsigned int poll_us;   /* queue workers busy-poll up to this long before sleeping (adaptive,
+				   devices/virtio/pace.h); 0 = off (the default) */
 };
 
 struct ringvm_share;
@@ -54,6 +57,9 @@ struct virtio_dev;
  */
 __attribute__((warn_unused_result)) int virtio_fs_create(const struct fs_config *cfg,
 							 struct virtio_fs **out);
+
+/* What a virtio-fs queue's io_uring may do (virtio_fs.c lists the opcodes and why). */
+extern const struct uring_rules fs_ring_rules;
 
 /* The device's virtio side, for a transport; valid until virtio_fs_destroy(). */
 struct virtio_dev *virtio_fs_virtio_dev(struct virtio_fs *fs);

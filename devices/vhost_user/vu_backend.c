@@ -581,6 +581,11 @@ err_free:
 	return err;
 }
 
+int vu_backend_prepare(struct vu_backend *b, int (*confine)(void *), void *opaque)
+{
+	return virtio_core_prepare(&b->core, confine, opaque);
+}
+
 void vu_backend_destroy(struct vu_backend *b)
 {
 	if (!b)

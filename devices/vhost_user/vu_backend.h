@@ -51,6 +51,14 @@ __attribute__((warn_unused_result)) int vu_backend_create(struct virtio_dev *dev
 							  struct vu_backend **out);
 
 /*
+ * Make every queue's worker now (virtio_core_prepare: its thread, confined by confine(opaque), and
+ * its sealed io_uring), so that serving needs neither io_uring_setup nor clone. Before the process
+ * is confined. 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int vu_backend_prepare(struct vu_backend *b, int (*confine)(void *),
+							   void *opaque);
+
+/*
  * Serve the front-end connected on sock until it disconnects, is dropped for an error, or stop_fd
  * (-1: none) becomes readable. Then everything the connection set up is torn down (see above) and
  * sock is closed. Returns 0 (the front-end closed the connection), -EINTR (stop_fd), or -EPROTO

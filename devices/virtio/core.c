@@ -18,6 +18,9 @@ static void core_kind(uint32_t id, char *buf, size_t len)
 	case VIRTIO_ID_FS:
 		snprintf(buf, len, "virtio-fs");
 		break;
+	case VIRTIO_ID_CONSOLE:
+		snprintf(buf, len, "virtio-console");
+		break;
 	default:
 		snprintf(buf, len, "virtio device %u", id);
 		break;
@@ -65,6 +68,10 @@ void virtio_core_set_ring_max(struct virtio_core *c, uint16_t n)
 void virtio_core_fini(struct virtio_core *c)
 {
 	virtio_core_reset(c);
+	for (unsigned int i = 0; i < c->dev->nr_queues; i++) {
+		vq_worker_destroy(c->q[i].worker);
+		c->q[i].worker = NULL;
+	}
 	c->dev->transport = NULL;
 }
 
@@ -149,26 +156,47 @@ static int core_queue_validate(struct virtio_core *c, struct virtio_core_queue *
 		       c->dev->max_segs);
 }
 
-static int core_queue_run(struct virtio_core *c, struct virtio_core_queue *q)
+/* The queue's worker: its thread and sealed io_uring, made once and kept across resets. */
+static int core_queue_worker(struct virtio_core *c, struct virtio_core_queue *q)
 {
 	struct virtio_dev *dev = c->dev;
 	struct vq_worker_config cfg = {
 		.dev = dev,
 		.ops = dev->queue_ops,
 		.queue_index = q->index,
-		.vq = &q->vq,
+		.ring_max = c->ring_max,
 		.priv_size = dev->req_priv_size,
-		.kick_fd = q->kick_fd,
+		.event_fd = dev->ops->queue_event_fd ? dev->ops->queue_event_fd(dev, q->index) : -1,
 		.poll_us = dev->poll_us,
 		.max_inflight = dev->max_inflight,
-		.allowed_ops = dev->allowed_ops,
-		.nr_allowed_ops = dev->nr_allowed_ops,
-		.allowed_sqe_flags = dev->allowed_sqe_flags,
+		.rules = dev->ring_rules,
+		.confine = c->confine,
+		.confine_opaque = c->confine_opaque,
 		.interrupt = core_vring_interrupt,
 		.needs_reset = core_worker_failed,
 		.opaque = q,
 	};
-	return vq_worker_start(&cfg, &q->worker);
+	if (q->worker)
+		return 0;
+	return vq_worker_create(&cfg, &q->worker);
+}
+
+static int core_queue_run(struct virtio_core *c, struct virtio_core_queue *q)
+{
+	int err = core_queue_worker(c, q);
+	return err ? err : vq_worker_start(q->worker, &q->vq, q->kick_fd);
+}
+
+int virtio_core_prepare(struct virtio_core *c, int (*confine)(void *), void *confine_opaque)
+{
+	c->confine = confine;
+	c->confine_opaque = confine_opaque;
+	for (unsigned int i = 0; i < c->dev->nr_queues; i++) {
+		int err = core_queue_worker(c, &c->q[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int core_activate(struct virtio_core *c)
@@ -216,7 +244,7 @@ int virtio_core_go_live(struct virtio_core *c)
 
 int virtio_core_queue_start(struct virtio_core *c, unsigned int i, const char **why)
 {
-	if (i >= c->dev->nr_queues || c->q[i].worker) {
+	if (i >= c->dev->nr_queues || vq_worker_running(c->q[i].worker)) {
 		*why = "no such queue, or it is already running";
 		return -EINVAL;
 	}
@@ -246,10 +274,9 @@ int virtio_core_queue_start(struct virtio_core *c, unsigned int i, const char **
 uint16_t virtio_core_queue_stop(struct virtio_core *c, unsigned int i)
 {
 	struct virtio_core_queue *q = &c->q[i];
-	if (q->worker) {
+	if (vq_worker_running(q->worker)) {
 		/* A pause, not a reset: in-flight requests complete as they would have (bounded). */
 		vq_worker_stop_drain(q->worker, VIRTIO_CORE_PAUSE_DRAIN_MS);
-		q->worker = NULL;
 		/* Drained: everything popped was pushed and published, so used idx == last_avail. */
 		q->layout.start_idx = q->vq.last_avail;
 	}
@@ -258,16 +285,14 @@ uint16_t virtio_core_queue_stop(struct virtio_core *c, unsigned int i)
 
 bool virtio_core_queue_running(const struct virtio_core *c, unsigned int i)
 {
-	return c->q[i].worker != NULL;
+	return vq_worker_running(c->q[i].worker);
 }
 
 void virtio_core_reset(struct virtio_core *c)
 {
 	struct virtio_dev *dev = c->dev;
-	for (unsigned int i = 0; i < dev->nr_queues; i++) {
+	for (unsigned int i = 0; i < dev->nr_queues; i++)
 		vq_worker_stop(c->q[i].worker);
-		c->q[i].worker = NULL;
-	}
 	if (c->activated && dev->ops->reset)
 		dev->ops->reset(dev);
 	__atomic_store_n(&c->activated, false, __ATOMIC_SEQ_CST);

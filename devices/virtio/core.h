@@ -57,7 +57,8 @@ struct virtio_core_queue {
 
 	/* Owned by the core. */
 	struct virtq vq;	  /* validated by vq_init; owned by the worker while it runs */
-	struct vq_worker *worker; /* NULL when stopped */
+	struct vq_worker *worker; /* made once (virtio_core_prepare or the first start), kept across
+				     resets until virtio_core_fini; vq_worker_running() tells */
 	struct virtio_core *core; /* back pointer for the worker's callbacks */
 	unsigned int index;
 };
@@ -71,6 +72,8 @@ struct virtio_core {
 	char name[96];		    /* "virtio-blk on virtio-mmio@0xd0000000", for messages */
 	uint16_t ring_max;	    /* largest ring accepted: dev->queue_max_size unless the transport
 				       raised it (virtio_core_set_ring_max) */
+	int (*confine)(void *);	    /* each worker thread's confinement (virtio_core_prepare) */
+	void *confine_opaque;
 
 	uint32_t status;	  /* atomic: workers add NEEDS_RESET */
 	uint32_t generation;	  /* atomic: config generation (4.2.2 ConfigGeneration) */
@@ -107,7 +110,18 @@ __attribute__((warn_unused_result)) int virtio_core_init(struct virtio_core *c,
  */
 void virtio_core_set_ring_max(struct virtio_core *c, uint16_t n);
 
-/* Reset (stopping every worker) and unbind: dev->transport = NULL. */
+/*
+ * Make every queue's worker now (its thread and io_uring sealed to dev->ring_rules; worker.h), each
+ * thread confined by confine(confine_opaque) before it serves anything (NULL: not confined). For the
+ * machine builder, at setup, before the process is confined: afterwards io_uring_setup and clone
+ * are denied. A queue nobody prepared gets its worker at its first start (unit tests). After
+ * virtio_core_set_ring_max. 0 or -errno (workers made so far stay, freed by virtio_core_fini).
+ */
+__attribute__((warn_unused_result)) int virtio_core_prepare(struct virtio_core *c,
+							    int (*confine)(void *),
+							    void *confine_opaque);
+
+/* Reset (stopping every worker), end the workers' threads and unbind: dev->transport = NULL. */
 void virtio_core_fini(struct virtio_core *c);
 
 /* The device's features plus the ring features the core implements. */

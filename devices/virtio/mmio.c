@@ -314,6 +314,14 @@ err_free:
 	return err;
 }
 
+int virtio_mmio_prepare(struct virtio_mmio *t, int (*confine)(void *), void *opaque)
+{
+	pthread_mutex_lock(&t->lock);
+	int err = virtio_core_prepare(&t->core, confine, opaque);
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
 void virtio_mmio_destroy(struct virtio_mmio *t)
 {
 	if (!t)

@@ -32,7 +32,15 @@ struct virtio_mmio;
 __attribute__((warn_unused_result)) int virtio_mmio_create(struct vm *vm, struct virtio_dev *dev,
 							    struct virtio_mmio **out);
 
-/* Stop the workers (draining in-flight I/O), unregister the eventfds, free. NULL ok. After the vCPUs
+/*
+ * Make every queue's worker now (virtio_core_prepare: its thread, confined by confine(opaque), and
+ * its sealed io_uring), so that the running VM needs neither io_uring_setup nor clone. After
+ * virtio_mmio_create, before the vCPUs run and before the process is confined. 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int virtio_mmio_prepare(struct virtio_mmio *t,
+							    int (*confine)(void *), void *opaque);
+
+/* Stop and end the workers (draining in-flight I/O), unregister the eventfds, free. NULL ok. After the vCPUs
  * stopped: the MMIO window stays registered on the bus but must no longer be accessed. */
 void virtio_mmio_destroy(struct virtio_mmio *t);
 

@@ -66,6 +66,10 @@ struct virtio_dev_ops {
 	int (*activate)(struct virtio_dev *dev, uint64_t features);
 	/* Optional. Workers are stopped; forget everything negotiated. */
 	void (*reset)(struct virtio_dev *dev);
+	/* Optional. An eventfd the device owns (open until it is destroyed) and writes to wake queue
+	 * `queue`'s worker (worker.h: vq_handler_ops.event), or -1. Asked once, when the worker is made
+	 * (virtio_core_prepare, before the process is confined). */
+	int (*queue_event_fd)(struct virtio_dev *dev, unsigned int queue);
 };
 
 struct virtio_dev {
@@ -78,11 +82,12 @@ struct virtio_dev {
 	uint16_t queue_max_size;  /* QueueNumMax of every queue: a power of two <= 32768 */
 	unsigned int max_segs;    /* descriptors allowed in one chain (hop budget); <= queue size */
 	size_t req_priv_size;     /* per-request device state (vq_req.priv) */
-	unsigned int poll_us;     /* worker busy-poll before sleeping; 0 = off */
+	unsigned int poll_us;     /* worker busy-poll ceiling before sleeping (adaptive, pace.h);
+				     0 = off */
 	unsigned int max_inflight; /* io_uring SQEs in flight per queue; 0 = default (worker.h) */
-	const uint8_t *allowed_ops;   /* IORING_OP_* the device submits; NULL = unrestricted rings */
-	unsigned int nr_allowed_ops;  /* see vq_worker_config */
-	uint8_t allowed_sqe_flags;
+	const struct uring_rules *ring_rules; /* what its queues' io_urings may do (uring.h), static
+						 const in the device's folder; NULL = unrestricted
+						 (test devices only) */
 	const struct virtio_dev_ops *ops;
 	const struct vq_handler_ops *queue_ops; /* same handler for every queue; a device that needs
 						   to tell queues apart asks vq_worker_queue_index() */

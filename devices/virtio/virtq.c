@@ -244,13 +244,12 @@ void vq_publish(struct virtq *vq)
 	vq->published = vq->used_idx;
 }
 
-bool vq_should_notify(struct virtq *vq)
+unsigned int vq_notify_pending(struct virtq *vq)
 {
 	uint16_t old = vq->signalled_used;
 	uint16_t now = vq->published;
 	if (old == now)
-		return false;
-	vq->signalled_used = now;
+		return 0;
 	/*
 	 * Full barrier: orders our used->idx store before the load of used_event / avail->flags, so
 	 * a driver that re-enables interrupts after reading the old used->idx is not missed
@@ -258,10 +257,23 @@ bool vq_should_notify(struct virtq *vq)
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!vq->event_idx)
-		return !(vq_load16(&vq->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT);
+		return (vq_load16(&vq->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT) ? 0
+										  : (uint16_t)(now - old);
 	/* 2.7.10: notify when used_event is in [old, now), computed modulo 2^16. */
 	uint16_t event = vq_load16(vq_used_event(vq));
-	return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
+	return (uint16_t)(now - event - 1) < (uint16_t)(now - old) ? (uint16_t)(now - old) : 0;
+}
+
+void vq_notify_decided(struct virtq *vq)
+{
+	vq->signalled_used = vq->published;
+}
+
+bool vq_should_notify(struct virtq *vq)
+{
+	bool want = vq_notify_pending(vq) != 0;
+	vq_notify_decided(vq);
+	return want;
 }
 
 bool vq_enable_kicks(struct virtq *vq, bool enable)

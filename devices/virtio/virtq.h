@@ -135,9 +135,20 @@ void vq_publish(struct virtq *vq);
  * After vq_publish(): must the driver be interrupted? With EVENT_IDX, true when used_event lies in
  * the window of entries published since the last decision (2.7.10, vring_need_event()); without it,
  * true unless the driver set VRING_AVAIL_F_NO_INTERRUPT. False when nothing was published since the
- * last decision.
+ * last decision. Closes the window (vq_notify_decided).
  */
 bool vq_should_notify(struct virtq *vq);
+
+/*
+ * The same question without deciding it: the number of entries in the window when the driver wants
+ * an interrupt for them, 0 when it does not (or the window is empty). The window stays open, and
+ * grows with each vq_publish(), until vq_notify_decided(): a caller may hold an interrupt back and
+ * ask again later, and a due interrupt stays due (2.7.10 requires it be sent, not when).
+ */
+unsigned int vq_notify_pending(struct virtq *vq);
+
+/* Close the window: what was published so far has been considered for an interrupt. */
+void vq_notify_decided(struct virtq *vq);
 
 /*
  * Tell the driver which avail index we want a kick for (EVENT_IDX: avail_event = last_avail), or

@@ -1,61 +1,36 @@
 /* worker.c: the per-virtqueue thread: kicks, chains, io_uring completions and interrupts in one loop. */
 #define _GNU_SOURCE
-#include "devices/virtio/worker.h"
+#include "devices/virtio/worker_priv.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
-/* Tags for the two eventfd reads; request tags are (gen << 32 | slot) with slot < 2^16. */
-#define WK_TAG_KICK UINT64_MAX
-#define WK_TAG_STOP (UINT64_MAX - 1)
-#define WK_TAG_CANCEL (UINT64_MAX - 2)
+#include "devices/virtio/pace.h"
+
+/*
+ * CQE tags (user_data), never a guest value: bits 0-15 the request's slot (a queue has at most 32768
+ * entries) or WK_SLOT_OWN for the worker's own SQEs, bits 16-31 the epoch (the run they belong to:
+ * the ring outlives runs, and a CQE of an abandoned request of an earlier run must not be taken for
+ * a current one), bits 32-63 the slot's generation, or which of the worker's own SQEs it is.
+ */
+#define WK_SLOT_OWN 0xffffu
+enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT };
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
 
-struct vq_worker {
-	struct vq_worker_config cfg;
-	struct virtq *vq;
-	struct io_uring ring;
-	int stop_fd;
-	pthread_t thread;
-
-	struct vq_req *slots;
-	uint32_t nr_slots;
-	uint32_t *free_slots; /* stack of free slot indices */
-	uint32_t nr_free;
-	struct iovec *chain_iov; /* nr_slots * max_segs, for vq_chain.iov */
-	struct iovec *io_iov;	 /* nr_slots * max_segs, for the device */
-	uint8_t *priv;		 /* nr_slots * priv_stride */
-	size_t priv_stride;
-
-	uint64_t kick_buf; /* eventfd counters read by the ring; only the ring writes them */
-	uint64_t stop_buf;
-	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
-	unsigned int max_inflight;
-	bool kick_armed;
-	bool stopping;
-	bool backpressure; /* a chain was given back; retry once something completes */
-	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
-	unsigned int busy_reqs;
-	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
-	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
-	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
-	bool loop_done; /* atomic: wk_main returned; the thread touches nothing of ours any more */
-	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
-};
-
-static uint64_t wk_tag(const struct vq_req *req)
+static uint64_t wk_own_tag(const struct vq_worker *w, enum wk_own which)
 {
-	return ((uint64_t)req->gen << 32) | req->slot;
+	return ((uint64_t)which << 32) | ((uint64_t)w->epoch << 16) | WK_SLOT_OWN;
+}
+
+static uint64_t wk_tag(const struct vq_worker *w, const struct vq_req *req)
+{
+	return ((uint64_t)req->gen << 32) | ((uint64_t)w->epoch << 16) | req->slot;
 }
 
 /* Submit what is queued; errors other than "try later" are logged: the loop cannot fix them. */
@@ -96,7 +71,7 @@ struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 	struct io_uring_sqe *sqe = wk_sqe(w);
 	if (!sqe)
 		return NULL;
-	io_uring_sqe_set_data64(sqe, wk_tag(req));
+	io_uring_sqe_set_data64(sqe, wk_tag(w, req));
 	req->inflight++;
 	w->inflight_sqes++;
 	return sqe;
@@ -127,59 +102,141 @@ void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written)
 	w->busy_reqs--;
 }
 
-/* Pop and hand chains to the device while slots and SQEs last. */
-static void wk_pop_all(struct vq_worker *w)
+static unsigned int wk_reap(struct vq_worker *w);
+
+/* What the worker has in hand (pace.h): requests not yet completed + chains waiting in the ring. */
+static unsigned int wk_held(struct vq_worker *w)
 {
-	while (w->nr_free && !w->backpressure && !w->failed) {
-		struct vq_req *req = &w->slots[w->free_slots[w->nr_free - 1]];
-		int r = vq_pop(w->vq, &req->chain);
-		if (r == 0)
-			return;
-		if (r == -EPROTO) {
-			vq_worker_fail_why(w, w->vq->why);
-			return;
-		}
-		if (r < 0) {
-			/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
-			vq_push(w->vq, req->chain.head, 0);
-			vq_worker_fail_why(w, w->vq->why);
-			return;
-		}
-		w->nr_free--;
-		w->busy_reqs++;
-		req->busy = true;
-		req->inflight = 0;
-		if (w->cfg.priv_size)
-			memset(req->priv, 0, w->cfg.priv_size);
-		int res = w->cfg.ops->handle(w->cfg.dev, w, req);
-		if (res == VQ_REQ_BUSY && req->busy && req->inflight == 0) {
-			req->busy = false;
-			w->busy_reqs--;
-			w->nr_free++;
-			vq_unpop(w->vq);
-			w->backpressure = true;
-		}
+	int avail = vq_avail_count(w->vq);
+
+	if (avail < 0) {
+		/* The driver broke the ring (avail idx ran ahead): reported now, whichever call saw it. */
+		vq_worker_fail_why(w, w->vq->why);
+		avail = 0;
 	}
+	return w->busy_reqs + (unsigned int)avail;
+}
+
+/* Publish the used entries pushed so far; interrupt the driver if it waits for them, unless
+   `pace` and the interrupt can wait for a fuller batch (pace_hold_interrupt). */
+static void wk_publish_paced(struct vq_worker *w, bool pace)
+{
+	vq_publish(w->vq);
+	unsigned int due = vq_notify_pending(w->vq);
+	if (due && pace && pace_hold_interrupt(due, wk_held(w)))
+		return; /* the window stays open: the next publish or the end of the pass sends it */
+	vq_notify_decided(w->vq);
+	if (due)
+		w->cfg.interrupt(w->cfg.opaque);
+}
+
+/* End of a slice: start the I/O queued so far, finish what completed, hand the replies over. */
+static void wk_slice_end(struct vq_worker *w)
+{
+	if (io_uring_sq_ready(&w->ring))
+		wk_submit(w);
+	wk_reap(w);
+	wk_publish_paced(w, true);
+}
+
+/* Pop one chain into a free slot and hand it to the device: 1 handled, 0 the ring is empty, -1
+   stop popping (backpressure: the chain was given back; or the ring is broken: NEEDS_RESET). */
+static int wk_pop_one(struct vq_worker *w)
+{
+	struct vq_req *req = &w->slots[w->free_slots[w->nr_free - 1]];
+	int r = vq_pop(w->vq, &req->chain);
+	if (r == 0)
+		return 0;
+	if (r == -EPROTO) {
+		vq_worker_fail_why(w, w->vq->why);
+		return -1;
+	}
+	if (r < 0) {
+		/* A malformed chain: give its buffers back untouched, then NEEDS_RESET. */
+		vq_push(w->vq, req->chain.head, 0);
+		vq_worker_fail_why(w, w->vq->why);
+		return -1;
+	}
+	w->nr_free--;
+	w->busy_reqs++;
+	req->busy = true;
+	req->inflight = 0;
+	if (w->cfg.priv_size)
+		memset(req->priv, 0, w->cfg.priv_size);
+	int res = w->cfg.ops->handle(w->cfg.dev, w, req);
+	if (res == VQ_REQ_BUSY && req->busy && req->inflight == 0) {
+		req->busy = false;
+		w->busy_reqs--;
+		w->nr_free++;
+		vq_unpop(w->vq);
+		w->backpressure = true;
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Pop and hand chains to the device while slots and SQEs last, in slices (pace.h): after every
+ * pace_slice(held) chains, and whenever the ring runs empty, the queued I/O is submitted and the
+ * replies published, so the driver works on replies while the worker goes on. Returns when the
+ * ring stays empty, no slot or SQE is free, the queue failed, a reaped stop CQE asks the worker
+ * to stop, or PACE_PASS_BUDGET chains were handled (then true: the caller lets other threads on
+ * this CPU run before it goes on); no chain it handled is left unsubmitted.
+ */
+static bool wk_pop_all(struct vq_worker *w)
+{
+	unsigned int in_slice = 0, budget = PACE_PASS_BUDGET;
+
+	while (w->nr_free && !w->backpressure && !w->failed && !w->stopping) {
+		if (!budget--) {
+			if (in_slice)
+				wk_slice_end(w);
+			return true;
+		}
+		int r = wk_pop_one(w);
+		if (r > 0 && ++in_slice < pace_slice(wk_held(w)))
+			continue;
+		if (in_slice) {
+			wk_slice_end(w);
+			in_slice = 0;
+			if (r >= 0)
+				continue; /* the driver may have added chains meanwhile */
+		}
+		if (r <= 0)
+			return false;
+	}
+	if (in_slice)
+		wk_slice_end(w);
+	return false;
 }
 
 static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 {
-	if (tag == WK_TAG_KICK) {
-		w->kick_armed = false;
-		/* Re-arm unless stopping; an error other than a retry would spin, so it disarms. */
-		if (!w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN))
-			w->kick_armed =
-				wk_arm_read(w, w->cfg.kick_fd, &w->kick_buf, WK_TAG_KICK) == 0;
-		return;
+	if ((uint16_t)(tag >> 16) != w->epoch)
+		return; /* an abandoned request of an earlier run, ended at last */
+	uint32_t slot = (uint16_t)tag;
+	uint32_t hi = (uint32_t)(tag >> 32);
+	if (slot == WK_SLOT_OWN) {
+		/* Re-arm unless stopping; an error other than a retry would spin: it disarms. */
+		bool rearm = !w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN);
+
+		if (hi == WK_OWN_KICK) {
+			w->kick_armed = rearm && wk_arm_read(w, w->kick_fd, &w->kick_buf,
+							     wk_own_tag(w, WK_OWN_KICK)) == 0;
+		} else if (hi == WK_OWN_EVENT) {
+			w->event_armed = rearm && wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
+							      wk_own_tag(w, WK_OWN_EVENT)) == 0;
+			if (res > 0 && !w->stopping) {
+				/* What the device waited for may have happened: retry what it gave back. */
+				w->backpressure = false;
+				if (w->cfg.ops->event)
+					w->cfg.ops->event(w->cfg.dev, w);
+			}
+		} else if (hi == WK_OWN_STOP) {
+			w->stopping = true;
+		}
+		return; /* WK_OWN_CANCEL: nothing to do */
 	}
-	if (tag == WK_TAG_STOP) {
-		w->stopping = true;
-		return;
-	}
-	if (tag == WK_TAG_CANCEL)
-		return;
-	uint32_t slot = (uint32_t)tag;
-	uint32_t gen = (uint32_t)(tag >> 32);
 	if (slot >= w->nr_slots)
 		return;
 	/* Every request tag is an SQE we counted, even one whose request finished early. */
@@ -187,7 +244,7 @@ static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 		w->inflight_sqes--;
 	w->backpressure = false;
 	struct vq_req *req = &w->slots[slot];
-	if (!req->busy || req->gen != gen || req->inflight == 0)
+	if (!req->busy || req->gen != hi || req->inflight == 0)
 		return;
 	req->inflight--;
 	w->cfg.ops->complete(w->cfg.dev, w, req, res);
@@ -209,9 +266,7 @@ static unsigned int wk_reap(struct vq_worker *w)
 
 static void wk_publish(struct vq_worker *w)
 {
-	vq_publish(w->vq);
-	if (vq_should_notify(w->vq))
-		w->cfg.interrupt(w->cfg.opaque);
+	wk_publish_paced(w, false);
 }
 
 static uint64_t wk_now_us(void)
@@ -230,29 +285,35 @@ static bool wk_poll(struct vq_worker *w)
 {
 	(void)vq_enable_kicks(w->vq, false);
 	wk_submit(w);
-	uint64_t deadline = wk_now_us() + w->cfg.poll_us;
+	uint64_t deadline = wk_now_us() + w->poll.cur_us;
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
 		/* A broken ring (negative count) is work too: the loop reports it. */
 		if (!w->backpressure && w->nr_free && !w->failed && vq_avail_count(w->vq) != 0)
 			return true;
-		__builtin_ia32_pause();
+		/* Not a pause: another queue's worker may share this CPU and need it now. */
+		sched_yield();
 	} while (wk_now_us() < deadline);
 	return false;
 }
 
-/* Cancel the pending kick read so the ring holds no reference to kick_buf when it is freed. */
-static void wk_cancel_kick(struct vq_worker *w)
+/* Cancel the pending kick and event reads: the ring must hold no reference to their buffers when
+   they are freed, and a read left from this run would swallow a wakeup of the next one. */
+static void wk_cancel_reads(struct vq_worker *w)
 {
-	if (!w->kick_armed)
-		return;
-	struct io_uring_sqe *sqe = wk_sqe(w);
-	if (!sqe)
-		return;
-	io_uring_prep_cancel64(sqe, WK_TAG_KICK, 0);
-	io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
-	while (w->kick_armed) {
+	const bool armed[2] = { w->kick_armed, w->event_armed };
+	const enum wk_own reads[2] = { WK_OWN_KICK, WK_OWN_EVENT };
+	for (unsigned int i = 0; i < 2; i++) {
+		if (!armed[i])
+			continue;
+		struct io_uring_sqe *sqe = wk_sqe(w);
+		if (!sqe)
+			return;
+		io_uring_prep_cancel64(sqe, wk_own_tag(w, reads[i]), 0);
+		io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CANCEL));
+	}
+	while (w->kick_armed || w->event_armed) {
 		struct io_uring_cqe *cqe;
 		wk_submit(w);
 		if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
@@ -288,7 +349,7 @@ static uint64_t wk_stop_wait(struct vq_worker *w)
 		w->stop_deadline_us = now + WK_STOP_WAIT_MS * 1000u;
 		if (sqe) {
 			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
-			io_uring_sqe_set_data64(sqe, WK_TAG_CANCEL);
+			io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CANCEL));
 		}
 	}
 	return now < w->stop_deadline_us ? w->stop_deadline_us - now : 0;
@@ -320,21 +381,28 @@ static void wk_abandon(struct vq_worker *w)
 	wk_publish(w);
 }
 
-static void *wk_main(void *arg)
+void wk_serve(struct vq_worker *w)
 {
-	struct vq_worker *w = arg;
-	char name[16];
-	snprintf(name, sizeof(name), "vq%u", w->cfg.queue_index);
-	(void)pthread_setname_np(pthread_self(), name);
-	w->kick_armed = wk_arm_read(w, w->cfg.kick_fd, &w->kick_buf, WK_TAG_KICK) == 0;
-	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, WK_TAG_STOP) < 0)
+	w->kick_armed =
+		wk_arm_read(w, w->kick_fd, &w->kick_buf, wk_own_tag(w, WK_OWN_KICK)) == 0;
+	/* Only a device with an event handler has an event fd: a config that left the field at 0
+	   must not have the worker read the process's stdin. */
+	if (w->cfg.event_fd >= 0 && w->cfg.ops->event)
+		w->event_armed = wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
+					     wk_own_tag(w, WK_OWN_EVENT)) == 0;
+	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, wk_own_tag(w, WK_OWN_STOP)) < 0)
 		w->stopping = true;
 
 	for (;;) {
-		if (!w->stopping)
-			wk_pop_all(w);
+		bool more = !w->stopping && wk_pop_all(w);
 		wk_reap(w);
-		wk_publish(w);
+		wk_publish_paced(w, more); /* a pass cut short goes on: its interrupt may wait */
+		if (more) {
+			/* A driver that keeps the ring full must not keep other queues' workers sharing
+			   this CPU waiting: let them run, then go on without sleeping. */
+			sched_yield();
+			continue;
+		}
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
 		if (w->stopping && w->busy_reqs == 0 && w->inflight_sqes == 0)
 			break;
@@ -343,11 +411,15 @@ static void *wk_main(void *arg)
 			wk_abandon(w);
 			break;
 		}
-		if (w->cfg.poll_us && !w->stopping && wk_poll(w))
+		if (w->poll.cur_us && !w->stopping && wk_poll(w))
 			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
 			continue; /* chains arrived while we were busy: no kick will come for them */
+		/* The avail ring was just found empty (kicks on) and nothing is open. */
+		if (!w->stopping && !w->backpressure && !w->failed && w->busy_reqs == 0 &&
+		    w->cfg.ops->idle)
+			w->cfg.ops->idle(w->cfg.dev, w);
 		int r;
 		if (w->stopping) {
 			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
@@ -357,200 +429,23 @@ static void *wk_main(void *arg)
 			if (r == -ETIME)
 				r = 0; /* the next pass sees the time is up */
 		} else {
+			uint64_t slept_from = w->poll.max_us ? wk_now_us() : 0;
+
 			r = io_uring_submit_and_wait(&w->ring, 1);
+			if (w->poll.max_us)
+				pace_poll_slept(&w->poll, wk_now_us() - slept_from);
 		}
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",
 				w->cfg.queue_index, strerror(-r));
-			/* Without its ring the queue cannot progress: report and end the thread; the
-			 * kernel cancels this task's requests when it exits. */
+			/* Without its ring the queue cannot progress, now or in a later run: report it;
+			   the stop that follows finds the loop already over. */
 			vq_worker_fail_why(w, "the queue's io_uring failed (not the driver's fault)");
-			__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
-			return NULL;
+			w->ring_broken = true;
+			return;
 		}
 	}
-	wk_cancel_kick(w);
-	__atomic_store_n(&w->loop_done, true, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-/* Limit the (still disabled) ring to what the device and the worker submit, then enable it. */
-static int wk_restrict(struct vq_worker *w)
-{
-	struct io_uring_restriction res[VQ_WORKER_MAX_OPS + 3];
-	unsigned int n = 0;
-	if (w->cfg.nr_allowed_ops > VQ_WORKER_MAX_OPS)
-		return -E2BIG;
-	memset(res, 0, sizeof(res));
-	for (unsigned int i = 0; i < w->cfg.nr_allowed_ops; i++) {
-		res[n].opcode = IORING_RESTRICTION_SQE_OP;
-		res[n++].sqe_op = w->cfg.allowed_ops[i];
-	}
-	res[n].opcode = IORING_RESTRICTION_SQE_OP;
-	res[n++].sqe_op = IORING_OP_READ; /* the kick and stop eventfds */
-	res[n].opcode = IORING_RESTRICTION_SQE_OP;
-	res[n++].sqe_op = IORING_OP_ASYNC_CANCEL; /* the kick read at exit */
-	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
-	res[n++].sqe_flags = w->cfg.allowed_sqe_flags;
-	/* Raw io_uring_register(2): Debian's liburing 2.3 declares the helpers but does not export them. */
-	if (syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_RESTRICTIONS, res, n) <
-	    0)
-		return -errno;
-	if (syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL,
-		    0) < 0)
-		return -errno;
-	return 0;
-}
-
-static void wk_free(struct vq_worker *w)
-{
-	free(w->slots);
-	free(w->free_slots);
-	free(w->chain_iov);
-	free(w->io_iov);
-	free(w->priv);
-	free(w);
-}
-
-int vq_worker_start(const struct vq_worker_config *cfg, struct vq_worker **out)
-{
-	struct vq_worker *w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->cfg = *cfg;
-	w->vq = cfg->vq;
-	w->nr_slots = cfg->vq->size;
-	unsigned int segs = cfg->vq->max_segs;
-	w->priv_stride = (cfg->priv_size + 15) & ~(size_t)15;
-	w->slots = calloc(w->nr_slots, sizeof(*w->slots));
-	w->free_slots = calloc(w->nr_slots, sizeof(*w->free_slots));
-	w->chain_iov = calloc((size_t)w->nr_slots * segs, sizeof(struct iovec));
-	w->io_iov = calloc((size_t)w->nr_slots * segs, sizeof(struct iovec));
-	w->priv = w->priv_stride ? calloc(w->nr_slots, w->priv_stride) : NULL;
-	if (!w->slots || !w->free_slots || !w->chain_iov || !w->io_iov ||
-	    (w->priv_stride && !w->priv)) {
-		wk_free(w);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < w->nr_slots; i++) {
-		struct vq_req *req = &w->slots[i];
-		req->slot = i;
-		req->chain.iov = w->chain_iov + (size_t)i * segs;
-		req->io_iov = w->io_iov + (size_t)i * segs;
-		req->io_iov_cap = segs;
-		req->priv = w->priv ? w->priv + (size_t)i * w->priv_stride : NULL;
-		/* Stack order: slot 0 is popped first, which keeps tags readable in traces. */
-		w->free_slots[w->nr_slots - 1 - i] = i;
-	}
-	w->nr_free = w->nr_slots;
-
-	int err;
-	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (w->stop_fd < 0) {
-		err = -errno;
-		goto err_free;
-	}
-	/*
-	 * SQ: one entry per request slot plus the two eventfd reads. CQ: every SQE that may be in flight
-	 * (max_inflight) plus the two reads, so completions never overflow it.
-	 */
-	w->max_inflight = cfg->max_inflight ? cfg->max_inflight : 4 * w->nr_slots;
-	if (w->max_inflight < 4)
-		w->max_inflight = 4;
-	struct io_uring_params p;
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_CQSIZE | (cfg->allowed_ops ? IORING_SETUP_R_DISABLED : 0);
-	p.cq_entries =
-		w->max_inflight + 2 > w->nr_slots + 2 ? w->max_inflight + 2 : w->nr_slots + 2;
-	err = io_uring_queue_init_params(w->nr_slots + 2, &w->ring, &p);
-	if (err < 0)
-		goto err_stop_fd;
-	if (cfg->allowed_ops) {
-		err = wk_restrict(w);
-		if (err < 0)
-			goto err_ring;
-	}
-	/*
-	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
-	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.
-	 * The synchronous ones stay open: a fault in this thread must reach the process's handler
-	 * (the vhost-user SIGBUS guard, ASan's reports) rather than kill the process unseen.
-	 */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGILL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&w->thread, NULL, wk_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		goto err_ring;
-	*out = w;
-	return 0;
-
-err_ring:
-	io_uring_queue_exit(&w->ring);
-err_stop_fd:
-	close(w->stop_fd);
-err_free:
-	wk_free(w);
-	return err;
-}
-
-/* Join the worker, giving up 100 ms after its loop ended (or after the stop wait + 1 s). */
-static bool wk_join_bounded(struct vq_worker *w)
-{
-	uint64_t end = wk_now_us() + w->drain_us + (WK_STOP_WAIT_MS + 1000) * 1000u, done_at = 0;
-
-	for (;;) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += 50 * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		if (pthread_timedjoin_np(w->thread, NULL, &dl) == 0)
-			return true;
-		uint64_t now = wk_now_us();
-		if (!done_at && __atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
-			done_at = now;
-		if ((done_at && now - done_at >= 100000) || now >= end)
-			return false;
-	}
-}
-
-void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms)
-{
-	if (!w)
-		return;
-	/* Written before the stop eventfd: the worker reads it after that write's CQE. */
-	w->drain_us = (uint64_t)drain_ms * 1000u;
-	vq_worker_stop(w);
-}
-
-void vq_worker_stop(struct vq_worker *w)
-{
-	if (!w)
-		return;
-	uint64_t one = 1;
-	while (write(w->stop_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
-	}
-	/*
-	 * A thread whose ring still has an abandoned request in an io-wq worker cannot finish exiting:
-	 * the kernel's thread exit waits for its io-wq, which waits for the file system (until a fatal
-	 * signal, e.g. ringvm's own exit). Once the loop is done, nothing of ours is used any more:
-	 * leave the rest of its exit to the kernel (detached) instead of waiting for it.
-	 */
-	if (!wk_join_bounded(w)) {
-		if (__atomic_load_n(&w->loop_done, __ATOMIC_ACQUIRE))
-			pthread_detach(w->thread);
-		else
-			pthread_join(w->thread, NULL); /* still serving: a request inline in a syscall */
-	}
-	io_uring_queue_exit(&w->ring);
-	close(w->stop_fd);
-	wk_free(w);
+	wk_cancel_reads(w);
+	/* Nothing of this run may stay queued: an old ASYNC_CANCEL_ANY would cancel the next run's. */
+	wk_submit(w);
 }

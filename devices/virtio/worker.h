@@ -8,18 +8,24 @@
 
 #include <liburing.h>
 
+#include "devices/virtio/uring.h"
 #include "devices/virtio/virtq.h"
 
 /*
  * The worker loop, on its own thread, with its own io_uring (no thread pool, no handoff):
  *
- *   arm READ(kick eventfd) and READ(stop eventfd) on the ring
+ *   arm READ(kick eventfd), READ(stop eventfd) and READ(the device's event fd, if any) on the ring
  *   loop:
  *     pop chains while a request slot is free   -> ops->handle(dev, w, req)
- *     reap every CQE: kick/stop re-armed;  request CQEs -> ops->complete(dev, w, req, res)
- *     vq_publish() once; if vq_should_notify(): set the transport's interrupt status, write irqfd
+ *       in slices (pace.h): every pace_slice(held) chains, and when the ring runs empty, submit
+ *       the queued SQEs, reap, publish; the interrupt may wait for a fuller batch while work is held
+ *     reap every CQE: kick/stop/event re-armed (event -> ops->event);
+ *                     request CQEs -> ops->complete(dev, w, req, res)
+ *     vq_publish(); interrupt if the driver asked (set the transport's interrupt status, write irqfd)
  *     re-enable kicks (EVENT_IDX avail_event); if chains arrived meanwhile, loop without sleeping
- *     optional busy-poll of the avail ring for poll_us, then io_uring_submit_and_wait(1)
+ *     nothing open and nothing to pop: ops->idle
+ *     optional busy-poll of the avail ring (adaptive window up to poll_us, pace.h), then
+ *     io_uring_submit_and_wait(1)
  *
  * The guest's kick is a KVM ioeventfd on QueueNotify (datamatch = queue index) and is read through
  * the ring (IORING_OP_READ, re-armed), so one io_uring_enter() both submits I/O and sleeps for kicks,
@@ -28,7 +34,9 @@
  *
  * Backpressure: when no request slot is free or the device cannot get the SQEs it needs (max_inflight
  * SQEs already in flight, or the SQ full), the chain is given back (vq_unpop) and retried after the
- * next completions; a request is never failed for lack of room.
+ * next completions; a request is never failed for lack of room. A device waiting for something
+ * that is not a completion of its own (virtio-console: the guest opening a port) gives the chain back
+ * the same way and writes its event fd when the wait is over.
  *
  * Driver bugs: a broken ring (vq_pop -EPROTO) or a malformed chain (-EBADMSG/-EFAULT: its buffers are
  * given back with used length 0) makes the worker stop popping and ask the transport for
@@ -37,16 +45,21 @@
  * Stop (reset, device teardown): the transport writes the stop eventfd; the worker stops popping,
  * asks io_uring to cancel whatever is still in flight (ASYNC_CANCEL_ANY), waits until every request
  * has completed (its CQEs reaped and vq_worker_done() called) or one second passed, publishes, and
- * the thread exits. A request that neither completes nor cancels (a read the file system never
- * answers) is abandoned, so a reset or ringvm's exit never waits on a guest-chosen file: the device
- * gets complete(-ECANCELED) for it (vq_worker_get_sqe then returns NULL) and the kernel finishes the
- * I/O whenever it can. No pthread_cancel.
+ * goes back to waiting for the next start. A request that neither completes nor cancels (a read the
+ * file system never answers) is abandoned, so a reset or ringvm's exit never waits on a guest-chosen
+ * file: the device gets complete(-ECANCELED) for it (vq_worker_get_sqe then returns NULL) and the
+ * kernel finishes the I/O whenever it can; its CQE, if it ever comes, carries an older epoch in its
+ * tag and is dropped. No pthread_cancel.
+ *
+ * Lifetime: the thread and its io_uring are made once per queue (vq_worker_create), before the
+ * process is confined: the ring is sealed to what the device declared (uring.h), and the thread runs
+ * the device's per-thread setup (thread_init) and then its own confinement (confine, a seccomp
+ * filter) before it ever serves a queue. Every later start (DRIVER_OK, a vhost-user ring) reuses
+ * both, so a confined process never needs io_uring_setup or clone again.
  */
 
 struct vq_worker;
 struct virtio_dev;
-
-#define VQ_WORKER_MAX_OPS 16
 
 /*
  * One request: a popped chain in one of the worker's slots. Owned by the worker thread; the device
@@ -90,47 +103,84 @@ struct vq_handler_ops {
 	 * and must call vq_worker_done() exactly once, when the request is finished.
 	 */
 	void (*complete)(struct virtio_dev *dev, struct vq_worker *w, struct vq_req *req, int res);
+	/*
+	 * Optional: per-thread setup of the device (the virtio-fs server's own umask and groups), on the
+	 * worker's new thread, before it is confined and before any request. 0 or -errno (the worker
+	 * then fails to create).
+	 */
+	int (*thread_init)(struct virtio_dev *dev);
+	/*
+	 * Optional. The queue's event fd (vq_worker_config.event_fd) fired: something the device
+	 * waits for happened on another thread (a port opened, a message to send). Called before the
+	 * pass that follows, which retries chains given back with VQ_REQ_BUSY. Submits nothing.
+	 */
+	void (*event)(struct virtio_dev *dev, struct vq_worker *w);
+	/*
+	 * Optional. The worker is about to sleep with nothing to do: no request open, and the avail
+	 * ring found empty after everything before the last event() (kicks re-enabled). For a device
+	 * that acts once the guest's queued buffers are all handled (virtio-console: close a port's
+	 * host side, report a drain). Called before every such sleep; keep it cheap. Submits nothing.
+	 */
+	void (*idle)(struct virtio_dev *dev, struct vq_worker *w);
 };
 
-/* How the transport sets up a worker; copied by vq_worker_start. */
+/* How the transport makes a queue's worker; copied by vq_worker_create. */
 struct vq_worker_config {
 	struct virtio_dev *dev;
 	const struct vq_handler_ops *ops;
 	unsigned int queue_index;
-	struct virtq *vq;        /* validated by vq_init; owned by the worker until it stops */
+	uint16_t ring_max;       /* largest queue it will serve (sizes the io_uring and the CQ) */
 	size_t priv_size;        /* bytes of device state per request */
-	int kick_fd;             /* ioeventfd on QueueNotify; read by the worker, owned by the transport */
-	unsigned int poll_us;    /* busy-poll the avail ring this long before sleeping; 0 = never */
-	unsigned int max_inflight; /* SQEs in flight at once (sizes the CQ); 0 = 4 per queue entry,
-				      at least 4. When reached, vq_worker_get_sqe returns NULL */
+	int event_fd;            /* an eventfd the device writes to wake the worker (ops->event), owned
+				    by the device and open until the worker is destroyed; read by the
+				    worker while it serves (one read armed per run); -1 (or no
+				    ops->event): none */
+	unsigned int poll_us;    /* busy-poll the avail ring at most this long before sleeping (the
+				    window adapts below it, pace.h); 0 = never */
+	unsigned int max_inflight; /* SQEs in flight at once; 0 = 4 per queue entry, at least 4. When
+				      reached, vq_worker_get_sqe returns NULL */
+	const struct uring_rules *rules; /* what the ring may do (uring.h); NULL: unrestricted (test
+					    devices only) */
 	/*
-	 * io_uring restriction (Firecracker's model: work done by io_uring escapes the thread's seccomp
-	 * filter, so the ring itself is limited). When allowed_ops is not NULL, the ring is created
-	 * disabled, restricted to these IORING_OP_* (plus READ and ASYNC_CANCEL, which the worker itself
-	 * uses) and to the SQE flags in allowed_sqe_flags, with no register operation, then enabled. A
-	 * refused SQE completes with -EACCES. NULL: unrestricted.
+	 * Optional: confine the new thread (a seccomp filter for the calling thread only), after the
+	 * device's thread_init, before the first start. 0 or -errno (the worker then fails to create).
 	 */
-	const uint8_t *allowed_ops;
-	unsigned int nr_allowed_ops; /* at most VQ_WORKER_MAX_OPS */
-	uint8_t allowed_sqe_flags;   /* IOSQE_* */
+	int (*confine)(void *confine_opaque);
+	void *confine_opaque;
 	/* Raise the queue interrupt: set the transport's interrupt status, then signal the irqfd. */
 	void (*interrupt)(void *opaque);
 	/* The driver broke the protocol on this queue: the transport sets DEVICE_NEEDS_RESET. why is
 	 * a static one-line reason naming the rule broken (for the operator), never NULL. Called
-	 * once per worker, on the worker's thread. */
+	 * once per start, on the worker's thread. */
 	void (*needs_reset)(void *opaque, const char *why);
 	void *opaque;            /* for interrupt() and needs_reset() */
 };
 
 /*
- * Allocate the slots (one per queue entry), the io_uring (SQ sized to the queue, CQ large enough that
- * it cannot overflow) and the stop eventfd, then start the thread. Returns 0 or -errno.
- * Caller: the transport at DRIVER_OK.
+ * Make the queue's io_uring (SQ sized to ring_max, CQ large enough that it cannot overflow, sealed to
+ * cfg->rules) and stop eventfd, and start its thread, which runs thread_init and confine and then
+ * waits for vq_worker_start. Returns 0 once the thread is ready, or -errno (its thread_init's or
+ * confine's error included) with nothing left behind. Caller: the transport, at setup, before the
+ * process is confined (io_uring_setup and clone are denied afterwards); or lazily at the first start
+ * when nobody prepared it (unit tests, an unconfined library user).
  */
-__attribute__((warn_unused_result)) int vq_worker_start(const struct vq_worker_config *cfg,
-							struct vq_worker **out);
+__attribute__((warn_unused_result)) int vq_worker_create(const struct vq_worker_config *cfg,
+							 struct vq_worker **out);
 
-/* Signal stop, wait until in-flight I/O drained and the thread exited, free everything. NULL ok. */
+/*
+ * Serve vq (validated by vq_init, vq->size <= ring_max; owned by the worker until it stops) with
+ * kicks from kick_fd (owned by the transport, read by the worker until it stops): allocate the
+ * request slots (one per queue entry) and let the thread loop. The worker must be stopped. 0, or
+ * -EINVAL (queue too big), -EBUSY (already running), -ENOMEM, -ECHILD (its thread is gone).
+ * Caller: the transport at DRIVER_OK (virtio-mmio) or when a vhost-user ring starts.
+ */
+__attribute__((warn_unused_result)) int vq_worker_start(struct vq_worker *w, struct virtq *vq,
+							int kick_fd);
+
+/*
+ * Signal stop and wait until in-flight I/O drained (or was abandoned) and the loop ended; free the
+ * slots. The thread and ring stay for the next start. NULL or a stopped worker: nothing.
+ */
 void vq_worker_stop(struct vq_worker *w);
 
 /*
@@ -140,6 +190,16 @@ void vq_worker_stop(struct vq_worker *w);
  * errors the driver would see. NULL ok.
  */
 void vq_worker_stop_drain(struct vq_worker *w, unsigned int drain_ms);
+
+/* True between vq_worker_start and vq_worker_stop. */
+bool vq_worker_running(const struct vq_worker *w);
+
+/*
+ * Stop if running, end the thread (waiting a bounded time: a thread whose ring still has an
+ * abandoned request may take until that request ends to exit, and is then left to the kernel),
+ * close the ring and the stop eventfd, free. NULL ok. Caller: the transport's teardown.
+ */
+void vq_worker_destroy(struct vq_worker *w);
 
 /*
  * For handle()/complete(): an SQE tagged with req (user_data = worker tag), or NULL when max_inflight

@@ -40,7 +40,7 @@ refuse "cpus zero" "cpus 0" run --cpus 0
 refuse "cpus too many" "cpus 300" run --cpus 300
 refuse "cpus not a number" "cpus two" run --cpus two
 refuse "missing kernel" "cannot read kernel /nonexistent/vmlinuz: No such file" run --kernel /nonexistent/vmlinuz --initrd none
-refuse "kernel is a directory" "cannot read kernel /tmp: Is a directory" run --kernel /tmp --initrd none
+refuse "a directory that is not a built kernel tree" "kernel tree /tmp has neither arch/x86/boot/bzImage nor vmlinux" run --kernel /tmp --initrd none
 : >"$tmp/empty"
 refuse "empty kernel" "empty file" run --kernel "$tmp/empty" --initrd none
 printf 'not a kernel at all\n' >"$tmp/text"
@@ -60,6 +60,14 @@ refuse "command longer than the kernel command line" "too long" run --kernel "$k
 refuse "--fs-limits with a bad value" "fs-limits fds=0: expected fds=N" run --kernel "$fw/exit.elf" --initrd none --fs-limits fds=0
 refuse "--share with an unknown xattr policy" "xattr= must be user, none, security or all" run --kernel "$fw/exit.elf" --initrd none --share "$tmp:/m,xattr=trusted"
 refuse "--share on procfs" "/proc" run --kernel "$fw/exit.elf" --initrd none --share "/proc:/m"
+refuse "--env without =" "env FOO: want NAME=VALUE" run --env FOO -- true
+refuse "--env with an empty name" "env =x: want NAME=VALUE" run -e =x -- true
+refuse "--workdir relative" "workdir tmp: the directory must be absolute" run -w tmp -- true
+refuse "--user by name" "user nobody: want UID" run --user nobody -- true
+refuse "--user with (uid_t)-1" "user 4294967295" run -u 4294967295 -- true
+refuse "--timeout 0" "timeout 0: want whole seconds" run --timeout 0 -- true
+refuse "--timeout with a suffix" "timeout 5s" run --timeout 5s -- true
+refuse "--env for the shell (no command)" "apply to a COMMAND" run --kernel "$fw/exit.elf" --initrd none -e A=1
 
 # --config FILE (JSON) and config --print.
 printf '{ "kernal": "x" }\n' >"$tmp/unknown.json"
@@ -99,7 +107,8 @@ refuse "run checks a file's values too" "cpus must be between" run --config "$tm
 "$ringvm" --help >"$tmp/out" 2>&1 && grep -q "ringvm run" "$tmp/out" && pass "--help describes the run command" || fail "--help"
 "$ringvm" run --help >"$tmp/out" 2>&1
 missing=""
-for o in --kernel --initrd --cmdline --cpus --memory --disk --verbose --help; do
+for o in --kernel --initrd --cmdline --cpus --memory --disk --verbose --help --env --workdir --user \
+	--timeout --tty --no-tty --share --root --fs-limits --jail --uid --gid --timing; do
 	grep -q -- "$o" "$tmp/out" || missing="$missing $o"
 done
 [ -z "$missing" ] && pass "run --help describes every option" || fail "run --help lacks:$missing"

@@ -36,5 +36,27 @@ else
 	fails=$((fails + 1))
 fi
 rm -f /tmp/ringvm-fw-err.$$
+
+# Started with stdin closed, ringvm's command reads /dev/null: the next file ringvm opens (/dev/kvm)
+# must not become fd 0 and the command's stdin. A payload that halts keeps it running to look.
+n=$((n + 1))
+err=/tmp/ringvm-fw-err.$$
+"$ringvm" run --kernel "$fw/halt.elf" --initrd none --memory 64M -T -- true <&- >/dev/null 2>"$err" &
+pid=$!
+i=0
+while ! grep -q hello "$err" 2>/dev/null && [ $i -lt 400 ] && kill -0 "$pid" 2>/dev/null; do
+	sleep 0.05 # waiting for the guest to run, not a verdict
+	i=$((i + 1))
+done
+fd0=$(readlink "/proc/$pid/fd/0")
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [ "$fd0" = /dev/null ]; then
+	echo "ok $n - started with stdin closed: fd 0 is /dev/null, not /dev/kvm"
+else
+	echo "not ok $n - started with stdin closed: fd 0 is '$fd0' (stderr: $(cat "$err"))"
+	fails=$((fails + 1))
+fi
+rm -f "$err"
 echo "1..$n"
 [ "$fails" = 0 ]

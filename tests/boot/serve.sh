@@ -22,12 +22,15 @@ check() { # check DESCRIPTION CMD...
 	if "$@" 2>"$tmp/check.err"; then pass "$d"; else fail "$d ($(head -c 300 "$tmp/check.err"))"; fi
 }
 
-# start ARGS...: ringvm serve ARGS in the background; waits until its socket ($sock) exists.
+# listening PATH: a socket at PATH accepts connections (bind() makes the file before listen(); a
+# connect in between is refused). /proc/net/unix flags 00010000 = listening.
+listening() { awk -v p="$1" '$NF == p && $4 == "00010000" { found = 1 } END { exit !found }' /proc/net/unix; }
+# start ARGS...: ringvm serve ARGS in the background; waits until its socket ($sock) listens.
 start() {
 	"$ringvm" serve "$@" 2>"$tmp/serve.err" &
 	server=$!
 	for _ in $(seq 1 100); do
-		[ -S "$sock" ] && return 0
+		[ -S "$sock" ] && listening "$sock" && return 0
 		kill -0 "$server" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -103,6 +106,12 @@ stop
 [ "$rc" = 0 ] && pass "serve fs: SIGTERM ends it with 0" || fail "serve fs stop: status $rc"
 [ "$(grep -c 'thread-pool-size 64 ignored' "$tmp/serve.err")" = 1 ] && [ "$(wc -l <"$tmp/serve.err")" = 1 ] &&
 	pass "--thread-pool-size: accepted, one note on stderr" || fail "notes: $(cat "$tmp/serve.err")"
+# The workers' busy-poll ceiling: never (0) and the largest (1000) serve like the default.
+for p in 0 1000; do
+	check "serve fs --poll-us $p" start fs --socket "$sock" --shared-dir "$dir" --poll-us "$p"
+	check "  FUSE requests through it" "$probe" fs "$sock" "$dir"
+	stop
+done
 
 # --- bad input: one line, 125, nothing started --------------------------------------------------
 refuse() { # refuse DESCRIPTION PATTERN ARGS...
@@ -123,6 +132,8 @@ refuse "serve fs without --shared-dir" "shared-dir DIR is required" serve fs --s
 refuse "serve fs on a missing directory" "No such file" serve fs --socket "$tmp/x" --shared-dir "$tmp/missing"
 refuse "serve fs with a bad --cache" "cache sometimes" serve fs --socket "$tmp/x" --shared-dir "$dir" --cache sometimes
 refuse "serve fs with --queues 17" "queues 17" serve fs --socket "$tmp/x" --shared-dir "$dir" --queues 17
+refuse "serve fs with --poll-us 1001" "poll-us 1001: must be a number 0..1000" serve fs --socket "$tmp/x" --shared-dir "$dir" --poll-us 1001
+refuse "serve blk with --poll-us x" "poll-us x: must be a number" serve blk --socket "$tmp/x" --disk "$img" --poll-us x
 refuse "serve blk with --shared-dir" "option of serve fs" serve blk --socket "$tmp/x" --shared-dir "$dir"
 refuse "serve blk with a missing image" "no such file" serve blk --socket "$tmp/x" --disk "$tmp/missing.img"
 refuse "serve blk with a bad disk option" "disk.img,bogus: unknown option" serve blk --socket "$tmp/x" --disk "$img,bogus"

@@ -19,6 +19,10 @@
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER, -1 };
 
 #define RAM (8u << 20)
 #define DISK (1u << 20)
@@ -48,6 +52,9 @@ static int disk_up(struct disk *d, uint64_t features)
 		ret = blk_create(&cfg, 1, &d->blk);
 	if (!ret)
 		ret = virtio_mmio_create(d->vm, blk_virtio_dev(d->blk), &d->mmio);
+	/* The queue workers under their real seccomp filter (kill mode), as in ringvm. */
+	if (!ret)
+		ret = virtio_mmio_prepare(d->mmio, seccomp_confine_hook, &worker_role);
 	if (!ret)
 		ret = md_bring_up(&d->drv, d->vm, 1, 64, features);
 	return ret;

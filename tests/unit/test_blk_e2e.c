@@ -20,6 +20,10 @@
 #include "devices/virtio/mmio.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER, -1 };
 
 #define RAM_SIZE (16u << 20)
 #define DISK_SECTORS 2048
@@ -64,6 +68,9 @@ static int disk_open(struct disk *d, const char *spec)
 		return err;
 	d->vm = fake_vm_create(RAM_SIZE);
 	err = d->vm ? virtio_mmio_create(d->vm, blk_virtio_dev(d->blk), &d->mmio) : -ENOMEM;
+	/* The queue workers under their real seccomp filter (kill mode), as in ringvm. */
+	if (!err)
+		err = virtio_mmio_prepare(d->mmio, seccomp_confine_hook, &worker_role);
 	if (err) {
 		blk_destroy(d->blk);
 		fake_vm_destroy(d->vm);

@@ -105,7 +105,7 @@ static void test_partial(void)
 	struct cli_config_file f;
 	int ret = load("{ \"cpus\": 3, \"memory\": 268435456 }", &c, &f);
 	TAP_CHECK(ret == 0 && c.cpus == 3 && c.memory == 256ULL << 20 && !c.kernel && !f.initrd_set &&
-			  c.console.out_fd == 1 && c.seccomp && c.nr_disks == 0,
+			  c.console.stdio[1] == 1 && c.seccomp && c.nr_disks == 0,
 		  "absent keys keep what the config had; memory as a number of bytes");
 	cli_config_free(&f);
 	ret = load("{}", &c, &f);

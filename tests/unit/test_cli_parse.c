@@ -104,5 +104,30 @@ int main(void)
 			  cli_parse_cpus("2x", &c, &err) < 0 && cli_parse_cpus("", &c, &err) < 0 &&
 			  cli_parse_cpus("-1", &c, &err) < 0,
 		  "cpus out of range or malformed");
+	uint32_t id = 7;
+	TAP_CHECK(cli_parse_id("0", &id, &err) == 0 && id == 0 &&
+			  cli_parse_id("4294967294", &id, &err) == 0 && id == 4294967294u,
+		  "ids 0 and 2^32-2");
+	TAP_CHECK(cli_parse_id("4294967295", &id, &err) < 0 && cli_parse_id("-1", &id, &err) < 0 &&
+			  cli_parse_id("", &id, &err) < 0 && cli_parse_id("65534x", &id, &err) < 0 &&
+			  cli_parse_id("nobody", &id, &err) < 0 &&
+			  cli_parse_id("99999999999999999999", &id, &err) < 0,
+		  "ids: -1 (the kernel's 'unchanged'), names, trailing text, overflow refused");
+	uint32_t uid = 7, gid = 7;
+	TAP_CHECK(cli_parse_user("1000", &uid, &gid, &err) == 0 && uid == 1000 && gid == 1000,
+		  "--user 1000: gid defaults to the uid");
+	TAP_CHECK(cli_parse_user("0:5", &uid, &gid, &err) == 0 && uid == 0 && gid == 5, "--user 0:5");
+	TAP_CHECK(cli_parse_user("nobody", &uid, &gid, &err) < 0 && cli_parse_user("1:", &uid, &gid, &err) < 0 &&
+			  cli_parse_user(":1", &uid, &gid, &err) < 0 && cli_parse_user("1:2:3", &uid, &gid, &err) < 0 &&
+			  cli_parse_user("-1", &uid, &gid, &err) < 0 && cli_parse_user("4294967295", &uid, &gid, &err) < 0 &&
+			  cli_parse_user("", &uid, &gid, &err) < 0 && cli_parse_user("1 ", &uid, &gid, &err) < 0,
+		  "--user: names, empty parts, negative, (uid_t)-1, trailing text refused");
+	unsigned int sec;
+	TAP_CHECK(cli_parse_seconds("1", &sec, &err) == 0 && sec == 1 &&
+			  cli_parse_seconds("10000000", &sec, &err) == 0 && sec == 10000000,
+		  "--timeout 1 and 10000000");
+	TAP_CHECK(cli_parse_seconds("0", &sec, &err) < 0 && cli_parse_seconds("1.5", &sec, &err) < 0 &&
+			  cli_parse_seconds("10000001", &sec, &err) < 0 && cli_parse_seconds("5s", &sec, &err) < 0,
+		  "--timeout 0, fractions, too large, suffixes refused");
 	return tap_done();
 }

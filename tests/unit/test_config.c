@@ -28,8 +28,8 @@ int main(void)
 {
 	struct ringvm_config c;
 	ringvm_config_init(&c);
-	TAP_CHECK(c.cpus == 1 && c.memory == 512ULL << 20 && c.console.in_fd == 0 &&
-			  c.console.out_fd == 1 && c.seccomp && c.drop_privileges && !c.handle_signals &&
+	TAP_CHECK(c.cpus == 1 && c.memory == 512ULL << 20 && c.console.stdio[0] == 0 &&
+			  c.console.stdio[1] == 1 && c.console.stdio[2] == 2 && c.console.tty == RINGVM_TTY_AUTO && c.seccomp && c.drop_privileges && !c.handle_signals &&
 			  !c.argc && !c.nr_disks && !c.nr_shares && !c.root.host_dir,
 		  "ringvm_config_init: the documented defaults");
 	refused(&c, -EINVAL, "no kernel", "no kernel");
@@ -122,7 +122,7 @@ int main(void)
 	c.fs_limits.fds = (1ULL << 30) + 1;
 	refused(&c, -EINVAL, "fs_limits", "fs_limits above 2^30");
 	base(&c);
-	c.console.out_fd = -2;
+	c.console.stdio[1] = -2;
 	refused(&c, -EINVAL, "console", "a console fd below -1");
 
 	/* The reason is cut to the buffer, NUL-terminated, and a NULL buffer is fine. */

@@ -22,6 +22,10 @@
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER_FS, -1 };
 
 #define RAM (16u << 20)
 /* How long a reset or teardown may take before the test calls it wedged: far above the worker's
@@ -114,6 +118,10 @@ static void run_mode(const char *mode, bool no_async_dio)
 		ret = virtio_fs_create(&cfg, &fs);
 	if (!ret)
 		ret = virtio_mmio_create(vm, virtio_fs_virtio_dev(fs), &mmio);
+	/* The queue workers under their real seccomp filter (kill mode): the stop, its cancel
+	   and the abandon all happen there. */
+	if (!ret)
+		ret = virtio_mmio_prepare(mmio, seccomp_confine_hook, &worker_role);
 	if (!ret)
 		ret = hang_a_read();
 	snprintf(name, sizeof(name), "%s: a READ is stuck in the host file system", mode);

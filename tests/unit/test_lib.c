@@ -81,8 +81,9 @@ static void base_config(struct ringvm_config *c, const char *payload)
 	ringvm_config_init(c);
 	c->kernel = payload;
 	c->memory = 64ULL << 20;
-	c->console.in_fd = -1;
-	c->console.out_fd = -1;
+	c->console.stdio[0] = -1;
+	c->console.stdio[1] = -1;
+	c->console.stdio[2] = -1;
 	/* Several VMs in this process: nothing may be confined or dropped for good. */
 	c->seccomp = false;
 	c->drop_privileges = false;
@@ -194,7 +195,7 @@ static void test_stop_from_thread(void)
 	TAP_CHECK(pipe2(p, O_CLOEXEC) == 0, "stop: a pipe for the console");
 	struct ringvm_config c;
 	base_config(&c, FW "halt.elf"); /* prints, then halts for ever: only a stop ends it */
-	c.console.out_fd = p[1];
+	c.console.stdio[1] = p[1];
 	char err[RINGVM_ERR_MAX];
 	struct ringvm *vm;
 	int ret = ringvm_create(&c, &vm, err, sizeof(err));

@@ -1,4 +1,5 @@
 /* test_mmio.c: the virtio-mmio transport state machine, with real workers over a fake VM. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -535,14 +536,14 @@ static void restricted_complete(struct virtio_dev *d, struct vq_worker *w, struc
 
 static const struct vq_handler_ops restricted_qops = { .handle = restricted_handle,
 						       .complete = restricted_complete };
-static const uint8_t nop_only[] = { IORING_OP_NOP };
+static const uint8_t nop_only_ops[] = { IORING_OP_NOP };
+static const struct uring_rules nop_only = { .ops = nop_only_ops, .nr_ops = 1 };
 
 static void test_restricted_ring(void)
 {
 	struct echo_dev e2 = echo;
 	e2.vdev.queue_ops = &restricted_qops;
-	e2.vdev.allowed_ops = nop_only;
-	e2.vdev.nr_allowed_ops = 1;
+	e2.vdev.ring_rules = &nop_only;
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	struct other_vm o;
 	bool up = devnull >= 0 && other_vm_begin(&o, &e2, false);
@@ -566,6 +567,104 @@ static void test_restricted_ring(void)
 	TAP_CHECK(got && len_write == 1, "a WRITE on a NOP-only ring is refused with -EACCES");
 	other_vm_end(&o);
 	close(devnull);
+}
+
+/*
+ * A request that outlives its run. This device answers the stop's cancel by reading again, so the
+ * worker abandons the request after its stop wait; the ring, kept across the reset, completes that
+ * read during the next run. Its CQE carries the earlier run's tag (same slot, same generation as the
+ * new run's first request): it must be dropped, not taken for the new request. Chains name the pipe
+ * they read: 'A' or 'B'.
+ */
+static int stale_pipe[2][2];
+static char stale_sink[2];
+static unsigned int stale_queued; /* atomic: reads queued by handle() */
+static int stale_which(struct vq_req *req)
+{
+	struct vq_reader r;
+	char c = 0;
+	vq_reader_init(&r, &req->chain);
+	return vq_reader_read(&r, &c, 1) == 0 && c == 'A' ? 0 : 1;
+}
+
+static int stale_handle(struct virtio_dev *d, struct vq_worker *w, struct vq_req *req)
+{
+	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, req);
+	if (!sqe)
+		return VQ_REQ_BUSY;
+	int i = stale_which(req);
+	io_uring_prep_read(sqe, stale_pipe[i][0], &stale_sink[i], 1, 0);
+	__atomic_fetch_add(&stale_queued, 1, __ATOMIC_SEQ_CST);
+	return VQ_REQ_PENDING;
+}
+
+/* Used length: the byte read; 0 when cancelled for good. */
+static void stale_complete(struct virtio_dev *d, struct vq_worker *w, struct vq_req *req, int res)
+{
+	int i = stale_which(req);
+	if (res == -ECANCELED) {
+		struct io_uring_sqe *sqe = vq_worker_get_sqe(w, req);
+		if (sqe) { /* stubborn: read again (the worker hands out none once it abandons) */
+			io_uring_prep_read(sqe, stale_pipe[i][0], &stale_sink[i], 1, 0);
+			return;
+		}
+	}
+	vq_worker_done(w, req, res == 1 ? (uint8_t)stale_sink[i] : 0);
+}
+
+static const struct vq_handler_ops stale_qops = { .handle = stale_handle,
+						  .complete = stale_complete };
+
+static bool stale_reached(const void *arg)
+{
+	return __atomic_load_n(&stale_queued, __ATOMIC_SEQ_CST) >= *(const unsigned int *)arg;
+}
+
+static void stale_post(struct fake_ring *fr, char which)
+{
+	uint64_t g = fake_ring_alloc(fr, 1);
+	*(char *)fake_ring_host(fr, g) = which;
+	struct fake_buf b[1] = { { g, 1, false } };
+	fake_ring_publish(fr, fake_ring_add_chain(fr, b, 1));
+	fake_vm_kick(vm, base + VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+}
+
+static void test_stale_completion(void)
+{
+	struct echo_dev e2 = echo;
+	e2.vdev.queue_ops = &stale_qops;
+	struct other_vm o;
+	stale_queued = 0;
+	bool up = pipe2(stale_pipe[0], O_CLOEXEC) == 0 && pipe2(stale_pipe[1], O_CLOEXEC) == 0 &&
+		  other_vm_begin(&o, &e2, false);
+	TAP_CHECK(up, "device whose requests read pipe A or B and ignore cancellation");
+	if (!up)
+		return;
+	bring_up();
+	struct fake_ring *fr = &rings[0];
+	unsigned int want = 1;
+	stale_post(fr, 'A');
+	TAP_CHECK(wait_for(stale_reached, &want), "run 1: the request reads pipe A");
+	wr(VIRTIO_MMIO_STATUS, 0); /* cancelled, read again, abandoned after the stop wait */
+	uint32_t id, len = 99;
+	TAP_CHECK(fake_ring_used_idx(fr) == 1 && fake_ring_used(fr, &id, &len) && len == 0,
+		  "the reset abandoned it (used, length 0) while its read stays in the ring");
+	TAP_CHECK(bring_up() & ST_DOK, "run 2 on the same worker and ring");
+	want = 2;
+	stale_post(fr, 'B');
+	TAP_CHECK(wait_for(stale_reached, &want), "run 2: its first request reads pipe B");
+	/* The read abandoned in run 1 completes first, then run 2's own. */
+	TAP_CHECK(write(stale_pipe[0][1], "a", 1) == 1 && write(stale_pipe[1][1], "b", 1) == 1 &&
+			  wait_used(fr, 1),
+		  "both reads complete");
+	len = 0;
+	TAP_CHECK(fake_ring_used(fr, &id, &len) && len == 'b' && fake_ring_used_idx(fr) == 1,
+		  "run 2's request got its own byte: run 1's late completion was dropped");
+	other_vm_end(&o);
+	for (int i = 0; i < 2; i++) {
+		close(stale_pipe[i][0]);
+		close(stale_pipe[i][1]);
+	}
 }
 
 /*
@@ -645,6 +744,7 @@ int main(void)
 	test_trapped_notify();
 	test_backpressure();
 	test_restricted_ring();
+	test_stale_completion();
 	test_polling();
 
 	virtio_mmio_destroy(t);

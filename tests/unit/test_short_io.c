@@ -22,6 +22,11 @@
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER, -1 };
+static struct seccomp_confinement worker_fs_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER_FS, -1 };
 
 /*
  * The devices' files live on a host FUSE mount served by ringvm's own server (tests/support/
@@ -196,6 +201,10 @@ static void test_fs(void)
 		ret = virtio_fs_create(&cfg, &fs);
 	if (!ret)
 		ret = virtio_mmio_create(vm, virtio_fs_virtio_dev(fs), &mmio);
+	/* The queue workers under their real seccomp filter (kill mode): the synchronous
+	   fallback (xfer_sync) runs there. */
+	if (!ret)
+		ret = virtio_mmio_prepare(mmio, seccomp_confine_hook, &worker_fs_role);
 	if (!ret)
 		ret = md_bring_up(&drv, vm, 2, 1024, 0);
 	if (!ret)
@@ -359,6 +368,8 @@ static void test_blk(void)
 		ret = blk_create(&cfg, 1, &blk);
 	if (!ret)
 		ret = virtio_mmio_create(vm, blk_virtio_dev(blk), &mmio);
+	if (!ret)
+		ret = virtio_mmio_prepare(mmio, seccomp_confine_hook, &worker_role);
 	if (!ret)
 		ret = md_bring_up(&drv, vm, 1, 256, 0);
 	TAP_CHECK(ret == 0, "virtio-blk up with its image on the scripted FUSE mount");

@@ -306,8 +306,40 @@ static void test_used_and_notify(void)
 	vq_publish(&vq);
 	TAP_CHECK(!vq_should_notify(&vq), "event behind after the wrap: no notify");
 
+	/* Held-back interrupts: vq_notify_pending() asks without deciding; the window grows. */
+	(void)setup(ALL_FEATURES, 0);
+	fake_ring_set_used_event(&fr, 0);
+	TAP_CHECK(vq_notify_pending(&vq) == 0, "nothing published: nothing pending");
+	vq_push(&vq, 1, 1);
+	vq_publish(&vq);
+	TAP_CHECK(vq_notify_pending(&vq) == 1, "used_event 0 reached by 1 entry: 1 pending");
+	vq_push(&vq, 2, 1);
+	vq_push(&vq, 3, 1);
+	vq_publish(&vq);
+	TAP_CHECK(vq_notify_pending(&vq) == 3,
+		  "not decided: the window keeps used_event 0 and grows to 3 entries");
+	TAP_CHECK(vq_should_notify(&vq), "a held interrupt is still due when finally decided");
+	TAP_CHECK(vq_notify_pending(&vq) == 0 && !vq_should_notify(&vq),
+		  "decided: the window is closed");
+	fake_ring_set_used_event(&fr, 10);
+	vq_push(&vq, 1, 1);
+	vq_publish(&vq);
+	TAP_CHECK(vq_notify_pending(&vq) == 0, "used_event ahead of the window: nothing pending");
+	vq_notify_decided(&vq);
+	fake_ring_set_used_event(&fr, 4);
+	vq_push(&vq, 1, 1);
+	vq_publish(&vq);
+	fake_ring_set_used_event(&fr, 9);
+	TAP_CHECK(vq_notify_pending(&vq) == 0,
+		  "the driver moved used_event past a held window: no longer due");
+
 	/* Without EVENT_IDX: VRING_AVAIL_F_NO_INTERRUPT decides. */
 	(void)setup(0, 0);
+	vq_push(&vq, 0, 0);
+	vq_push(&vq, 0, 0);
+	vq_publish(&vq);
+	TAP_CHECK(vq_notify_pending(&vq) == 2, "no EVENT_IDX, flags 0: every new entry pending");
+	vq_notify_decided(&vq);
 	vq_push(&vq, 0, 0);
 	vq_publish(&vq);
 	TAP_CHECK(vq_should_notify(&vq), "no EVENT_IDX, flags 0: notify");

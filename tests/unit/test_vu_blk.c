@@ -18,6 +18,10 @@
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "tests/support/vu_front.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER, -1 };
 
 #define RAM (16u << 20)
 #define QSIZE 256
@@ -303,7 +307,8 @@ int main(void)
 	struct blk_dev *blk = NULL;
 	bool ok = disk_fd >= 0 && ftruncate(disk_fd, DISK_BYTES) == 0 &&
 		  spec_blk_config(spec, &cfg, NULL) == 0 && blk_create(&cfg, 1, &blk) == 0 &&
-		  vu_backend_create(blk_virtio_dev(blk), "test", &backend) == 0;
+		  vu_backend_create(blk_virtio_dev(blk), "test", &backend) == 0 &&
+		  vu_backend_prepare(backend, seccomp_confine_hook, &worker_role) == 0;
 	TAP_CHECK(ok, "virtio-blk on a 4 MiB file, on a vhost-user back-end");
 	if (!ok)
 		return tap_done();

@@ -14,6 +14,10 @@
 #include "tests/support/fuse_req.h"
 #include "tests/unit/tap.h"
 #include "tests/support/vu_front.h"
+#include "vmm/seccomp.h"
+
+/* The queue workers' confinement in ringvm (vmm/seccomp.h), in kill mode. */
+static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER_FS, -1 };
 
 #define RAM (16u << 20)
 #define QSIZE 64
@@ -38,7 +42,8 @@ int main(void)
 		snprintf(cfg.host_dir, sizeof(cfg.host_dir), "%s", dir);
 		snprintf(cfg.tag, sizeof(cfg.tag), "test");
 		ok = virtio_fs_create(&cfg, &fs) == 0 &&
-		     vu_backend_create(virtio_fs_virtio_dev(fs), "fs-test", &backend) == 0;
+		     vu_backend_create(virtio_fs_virtio_dev(fs), "fs-test", &backend) == 0 &&
+		     vu_backend_prepare(backend, seccomp_confine_hook, &worker_role) == 0;
 	}
 	TAP_CHECK(ok, "virtio-fs on a temp directory, on a vhost-user back-end");
 	if (!ok)

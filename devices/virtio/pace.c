@@ -1,0 +1,36 @@
+/* pace.c: a queue worker's timing decisions; see pace.h for why. */
+#include "devices/virtio/pace.h"
+
+unsigned int pace_slice(unsigned int held)
+{
+	unsigned int n = held / PACE_SLICE_DIV;
+
+	return n ? n : 1;
+}
+
+bool pace_hold_interrupt(unsigned int unsignalled, unsigned int held)
+{
+	return held != 0 && unsignalled < pace_slice(held);
+}
+
+void pace_poll_init(struct pace_poll *p, unsigned int max_us)
+{
+	p->max_us = max_us;
+	p->cur_us = max_us;
+}
+
+void pace_poll_slept(struct pace_poll *p, uint64_t slept_us)
+{
+	if (!p->max_us)
+		return;
+	if (slept_us <= p->max_us) {
+		/* Work came back within the ceiling: polling that long would have caught it. */
+		unsigned int grown = p->cur_us ? p->cur_us * 2 : PACE_POLL_MIN_US;
+
+		p->cur_us = grown < p->max_us ? grown : p->max_us;
+		return;
+	}
+	p->cur_us /= 2;
+	if (p->cur_us < PACE_POLL_MIN_US)
+		p->cur_us = 0;
+}

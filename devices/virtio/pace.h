@@ -1,0 +1,76 @@
+/* pace.h: a queue worker's timing decisions (slices, held-back interrupts, adaptive polling), pure. */
+#ifndef RINGVM_PACE_H
+#define RINGVM_PACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Why a worker paces itself. The driver and the worker run on different CPUs and each sleeps when
+ * it has nothing to do; waking the other side (a kick, an interrupt) costs a cross-CPU wake-up,
+ * tens of microseconds of latency and several of CPU on a virtualized host. A worker that handles
+ * every chain of a pass before it submits any I/O, and publishes and interrupts once at the end,
+ * makes the two sides take turns: the driver sleeps through the whole pass, the worker through the
+ * driver's turn (measured natively at depth 16: exactly one driver wait and one kick per 16
+ * requests, half the IOPS of a server that answers each request as it goes). So a pass works in
+ * slices, and interrupts and polling follow what the driver is doing:
+ *
+ * - Budget: a pass ends after PACE_PASS_BUDGET chains; the worker then yields the CPU to the
+ *   other queues' workers that may share it, and goes on without sleeping.
+ * - Slice: after a quarter of the work it holds (pace_slice), the worker submits the I/O queued so
+ *   far (page-cache reads complete inside that submit), reaps and publishes. The driver gets
+ *   replies while the worker goes on with the rest, and adds new chains without a kick while the
+ *   worker is still popping (avail_event is only moved forward when the worker is about to sleep).
+ * - Held-back interrupt: when the driver waits for a reply (used_event reached), the interrupt for
+ *   a slice is held back while fewer than a slice's worth of replies are waiting and the worker
+ *   still holds work (pace_hold_interrupt); the driver then wakes to a batch it can work on while
+ *   the worker finishes the rest, instead of waking for every reply. Nothing is held when the
+ *   worker holds nothing, and the end of every pass sends what is due, so a held interrupt is only
+ *   late by part of a pass, never lost (virtio 1.2 2.7.10 asks that it be sent, not when).
+ * - Adaptive poll: before sleeping, the worker may busy-poll the avail ring and its completion
+ *   queue for up to cur_us. The window follows how long the worker then sleeps: a sleep no longer
+ *   than max_us (the driver came back soon: a longer poll would have saved the wake-up) doubles it
+ *   up to max_us; a longer sleep (an idle queue) halves it, to 0 below PACE_POLL_MIN_US, so an idle
+ *   queue stops spinning after a few idle periods.
+ *
+ * "held" is what the worker has in hand: requests popped and not yet completed plus chains waiting
+ * in the avail ring.
+ */
+
+/* Work held per slice: a slice is held / PACE_SLICE_DIV chains (at least 1). */
+#define PACE_SLICE_DIV 4u
+/*
+ * Chains one pass handles before the worker yields the CPU (and goes on without sleeping): a
+ * driver that keeps the ring full would otherwise keep the worker popping forever, and the workers
+ * of other queues pinned to the same CPU would wait milliseconds for it (seen natively: 4 queues on
+ * one CPU, p99 1-3 ms).
+ */
+#define PACE_PASS_BUDGET 64u
+/* Below this the poll window is 0 (not worth a clock read per loop); growth from 0 starts here. */
+#define PACE_POLL_MIN_US 4u
+
+/* Chains to hand the device before submitting, reaping and publishing: max(1, held / 4). */
+unsigned int pace_slice(unsigned int held);
+
+/*
+ * The driver wants an interrupt for `unsignalled` published replies: true when it should wait,
+ * i.e. the worker still holds work and fewer than pace_slice(held) replies are waiting.
+ */
+bool pace_hold_interrupt(unsigned int unsignalled, unsigned int held);
+
+/* One worker's poll window. Owned by the worker thread. */
+struct pace_poll {
+	unsigned int max_us; /* the configured ceiling; 0 = never poll */
+	unsigned int cur_us; /* the window the next poll uses, 0..max_us */
+};
+
+/* Start at the ceiling (a busy queue keeps it; an idle one soon halves it away). */
+void pace_poll_init(struct pace_poll *p, unsigned int max_us);
+
+/*
+ * The worker polled cur_us without finding work (or did not poll), then slept slept_us until
+ * something woke it: adapt the window as described above. No-op when max_us is 0.
+ */
+void pace_poll_slept(struct pace_poll *p, uint64_t slept_us);
+
+#endif

@@ -1,0 +1,71 @@
+/* worker_priv.h: a queue worker's state, shared by its loop (worker.c) and its life (worker_life.c). */
+#ifndef RINGVM_WORKER_PRIV_H
+#define RINGVM_WORKER_PRIV_H
+
+#include <pthread.h>
+
+#include "devices/virtio/pace.h"
+#include "devices/virtio/worker.h"
+
+/* The thread's state, under lock. */
+enum wk_state {
+	WK_STARTING, /* running thread_init and confine */
+	WK_IDLE,     /* waiting for a start */
+	WK_RUNNING,  /* serving a queue */
+	WK_EXIT,     /* asked to end */
+	WK_GONE,     /* the thread returned (setup failed, or after WK_EXIT) */
+};
+
+struct vq_worker {
+	struct vq_worker_config cfg; /* fixed at create */
+	struct io_uring ring;	     /* sealed (uring.h), kept across runs */
+	int stop_fd;
+	pthread_t thread;
+	unsigned int cq_room; /* in-flight SQEs the CQ holds besides the worker's own */
+
+	pthread_mutex_t lock; /* state, setup_err; the cond signals their changes */
+	pthread_cond_t cond;
+	enum wk_state state;
+	int setup_err;
+	bool serving; /* transport's thread only: between vq_worker_start and vq_worker_stop */
+
+	/* One run (vq_worker_start .. loop end): set by start, then the worker thread's. */
+	struct virtq *vq;
+	int kick_fd;
+	uint16_t epoch;
+	struct vq_req *slots;
+	uint32_t nr_slots;
+	uint32_t *free_slots; /* stack of free slot indices */
+	uint32_t nr_free;
+	struct iovec *chain_iov; /* nr_slots * max_segs, for vq_chain.iov */
+	struct iovec *io_iov;	 /* nr_slots * max_segs, for the device */
+	uint8_t *priv;		 /* nr_slots * priv_stride */
+	size_t priv_stride;
+
+	uint64_t kick_buf; /* eventfd counters read by the ring; only the ring writes them */
+	uint64_t stop_buf;
+	uint64_t event_buf; /* the device's event fd (cfg.event_fd), read by the ring too */
+	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
+	unsigned int max_inflight;
+	bool kick_armed;
+	bool event_armed; /* the device's event fd is being read */
+	bool stopping;
+	bool backpressure; /* a chain was given back; retry once something completes */
+	bool failed;	   /* NEEDS_RESET was requested; the queue pops nothing more */
+	bool ring_broken;  /* io_uring_enter failed for good: no further run */
+	unsigned int busy_reqs;
+	uint64_t stop_deadline_us; /* stopping with requests in flight: cancelled at, + the wait */
+	uint64_t drain_us;	   /* set before the stop (vq_worker_stop_drain): the graceful wait */
+	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
+	struct pace_poll poll; /* the adaptive busy-poll window (pace.h), reset at each start */
+	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
+};
+
+/*
+ * One run on the worker's thread: serve w->vq from vq_worker_start until the stop (or until the ring
+ * fails: w->ring_broken), leaving nothing of the run queued or armed on the ring but requests it
+ * abandoned (whose CQEs carry the run's epoch). worker.c.
+ */
+void wk_serve(struct vq_worker *w);
+
+#endif

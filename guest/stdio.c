@@ -1,0 +1,138 @@
+/* stdio.c: PID 1 relays the command's pipes to the virtio-console ports while it waits for it. */
+#define _GNU_SOURCE
+#include "guest/stdio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <linux/netlink.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest/protocol.h"
+#include "guest/say.h"
+#include "guest/vport.h"
+
+#define STDIO_SYS_DIR "/sys/class/virtio-ports"
+#define STDIO_DRIVER_DIR "/sys/bus/virtio/drivers/virtio_console"
+
+int stdio_shell_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return -1;
+}
+
+int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
+{
+	static const char *const names[3] = { RINGVM_PORT_STDIN, RINGVM_PORT_STDOUT, RINGVM_PORT_STDERR };
+	static const int flags[3] = { O_RDONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK };
+	int ports[3], pipes[3][2], err;
+
+	if (access(STDIO_DRIVER_DIR, F_OK) != 0)
+		return -ENODEV;
+	/* The port names come with uevents: wait for those rather than on short sleeps. */
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int uevents = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			     NETLINK_KOBJECT_UEVENT);
+	if (uevents >= 0 && bind(uevents, (struct sockaddr *)&nl, sizeof(nl)) < 0) {
+		close(uevents);
+		uevents = -1;
+	}
+	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names, flags, ports, 3, timeout_ms, uevents);
+	if (uevents >= 0)
+		close(uevents);
+	if (err)
+		return err;
+	for (int i = 0; i < 3; i++) {
+		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+			err = -errno;
+			for (int j = 0; j < i; j++) {
+				close(pipes[j][0]);
+				close(pipes[j][1]);
+			}
+			for (int j = 0; j < 3; j++)
+				close(ports[j]);
+			return err;
+		}
+	}
+	/* stdin: port -> pipe -> command; stdout, stderr: command -> pipe -> port. */
+	r->child_fds[0] = pipes[0][0];
+	r->child_fds[1] = pipes[1][1];
+	r->child_fds[2] = pipes[2][1];
+	(void)fcntl(pipes[0][1], F_SETFL, O_NONBLOCK);
+	(void)fcntl(pipes[1][0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(pipes[2][0], F_SETFL, O_NONBLOCK);
+	relay_init(&r->s[0], ports[0], pipes[0][1]);
+	relay_init(&r->s[1], pipes[1][0], ports[1]);
+	relay_init(&r->s[2], pipes[2][0], ports[2]);
+	return 0;
+}
+
+/* Reap every child that ended; true (with *status) when `child` was one of them. */
+static bool stdio_reap(pid_t child, int *status)
+{
+	bool ended = false;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid == child && stdio_shell_status(st) >= 0) {
+			*status = stdio_shell_status(st);
+			ended = true;
+		}
+	}
+	return ended;
+}
+
+int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
+{
+	sigset_t chld;
+	bool ended = false;
+	int status = 255;
+
+	for (int i = 0; i < 3; i++)
+		close(r->child_fds[i]);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		say("signalfd: %s", strerror(errno));
+	for (;;) {
+		if (ended && relay_done(&r->s[0]) && relay_done(&r->s[1]) && relay_done(&r->s[2]))
+			break;
+		struct pollfd p[7] = { { sfd, POLLIN, 0 } };
+		for (int i = 0; i < 3; i++)
+			relay_events(&r->s[i], &p[1 + 2 * i]);
+		/* Without a signalfd, look for the child now and then. */
+		if (poll(p, 7, sfd < 0 ? 100 : -1) < 0) {
+			if (errno == EINTR && on_signal)
+				on_signal();
+			continue;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			}
+		}
+		if (!ended && stdio_reap(child, &status)) {
+			ended = true;
+			relay_finish(&r->s[0], false);
+			relay_finish(&r->s[1], true);
+			relay_finish(&r->s[2], true);
+		} else if (ended) {
+			(void)stdio_reap(child, &status); /* orphans */
+		}
+		for (int i = 0; i < 3; i++)
+			relay_step(&r->s[i], &p[1 + 2 * i]);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	return status;
+}

@@ -1,0 +1,39 @@
+/* stdio.h: PID 1's side of ringvm.stdio=virtio: the command's pipes, relayed to the ports. */
+#ifndef RINGVM_GUEST_STDIO_H
+#define RINGVM_GUEST_STDIO_H
+
+#include <sys/types.h>
+
+#include "guest/relay.h"
+
+/*
+ * guest/protocol.h has the contract. PID 1: stdio_setup() after the modules are loaded (it waits
+ * for the ports' names), blocks SIGCHLD, forks; the child dup2()s child_fds onto 0, 1, 2 and execs;
+ * PID 1 calls stdio_run(), which relays (guest/relay.h) and reaps until the command has ended and
+ * every stream is closed. When the command ends, what it left in its stdout and stderr pipes is
+ * still handed over; the ports are then closed (the VMM's reader sees EOF).
+ */
+struct stdio_relay {
+	int child_fds[3];	  /* the command's ends: stdin's read end, stdout's, stderr's write ends */
+	struct relay_stream s[3]; /* PID 1's ends, port <-> pipe */
+};
+
+/*
+ * Open the three ports (waiting up to timeout_ms for them; at once -ENODEV when no virtio_console
+ * driver is registered) and make the pipes. Returns 0, or -errno with everything closed (the
+ * caller says why and falls back to the console).
+ */
+__attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms);
+
+/*
+ * Relay until `child` (the command) has ended and the streams are closed; every other child that
+ * ends meanwhile is reaped too. SIGCHLD must be blocked since before the fork (the child unblocks
+ * it). on_signal() runs when a handled signal interrupts the wait (PID 1's power requests).
+ * Returns the command's status as a shell gives it (128+N when signal N killed it).
+ */
+int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void));
+
+/* A wait() status as a shell reports it: the exit code, or 128+N for signal N; -1 for neither. */
+int stdio_shell_status(int wait_status);
+
+#endif

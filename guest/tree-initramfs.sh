@@ -1,0 +1,71 @@
+#!/bin/sh
+# tree-initramfs.sh: ringvm's initramfs and a modules directory for a kernel build tree, without
+# `make modules_install` (ringvm run --kernel TREE runs it; vmm/cli_tree.c).
+#
+#   tree-initramfs.sh TREE RELEASE INIT OUT
+#
+# OUT/root/lib/modules/RELEASE: a link to each module the tree built (its modules.order), where
+# modules_install would put it, and depmod's index over them. ringvm shares it read-only at
+# /lib/modules/RELEASE, so the guest's modprobe loads the tree's own .ko files in place: the links
+# are absolute paths into the tree, which the guest sees at the same path.
+# OUT/initramfs.img: ringvm's PID 1 (INIT) with the modules it needs before the root is mounted
+# (virtio_mmio, virtio_blk, virtiofs, fuse, overlay, virtio_console: those of them the tree built as
+# modules).
+# OUT is reused while the tree's modules.order, .config, the image and INIT are unchanged, else
+# rebuilt beside it and swapped in.
+set -eu
+if [ $# -ne 4 ]; then
+	echo "usage: $0 TREE RELEASE INIT OUT" >&2
+	exit 2
+fi
+tree=$1
+release=$2
+init=$3
+out=$4
+here=$(dirname "$0")
+
+key=$release
+for f in "$tree/modules.order" "$tree/.config" "$tree/arch/x86/boot/bzImage" "$tree/vmlinux" "$init" "$0"; do
+	[ -e "$f" ] && key="$key $(stat -c %.9Y.%s "$f")"
+done
+if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -f "$out/initramfs.img" ]; then
+	exit 0
+fi
+
+new=$out.new.$$
+trap 'rm -rf "$new"' EXIT
+rm -rf "$new"
+moddir=$new/root/lib/modules/$release
+mkdir -p "$moddir"
+echo "$release" >"$new/version"
+if [ -f "$tree/modules.order" ]; then
+	# modules.order names the objects (.o since Linux 6.2, .ko before), relative to the tree.
+	while read -r m; do
+		ko=${m%.o}
+		ko=${ko%.ko}.ko
+		[ -f "$tree/$ko" ] || continue
+		mkdir -p "$moddir/kernel/$(dirname "$ko")"
+		ln -s "$tree/$ko" "$moddir/kernel/$ko"
+		echo "kernel/$ko" >>"$moddir/modules.order"
+	done <"$tree/modules.order"
+	for f in modules.builtin modules.builtin.modinfo; do
+		[ -f "$tree/$f" ] && cp "$tree/$f" "$moddir/$f"
+	done
+	depmod -b "$new/root" "$release"
+else
+	: >"$moddir/modules.dep"
+fi
+# Only the boot modules the tree has as modules: built-in ones need nothing, and mkinitramfs.sh
+# wants at least one name when it is given any.
+boot=
+for m in $("$here/kmod-closure.sh" "$moddir" virtio_mmio virtio_blk virtiofs fuse overlay virtio_console); do
+	boot="$boot $(basename "$m" .ko)"
+done
+# shellcheck disable=SC2086
+COMPRESS=none "$here/mkinitramfs.sh" "$init" "$new" "$new/initramfs.img" $boot >/dev/null
+rm -rf "$new/initramfs.img.d"
+echo "$key" >"$new/key"
+rm -rf "$out.old.$$"
+[ ! -e "$out" ] || mv "$out" "$out.old.$$"
+mv "$new" "$out"
+rm -rf "$out.old.$$"

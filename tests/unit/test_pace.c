@@ -1,0 +1,70 @@
+/* test_pace.c: the worker's timing decisions (devices/virtio/pace.h): slices, held interrupts, polling. */
+#include "devices/virtio/pace.h"
+#include "tests/unit/tap.h"
+
+static void test_slice(void)
+{
+	TAP_CHECK(pace_slice(0) == 1, "nothing held: a slice is still one chain");
+	TAP_CHECK(pace_slice(1) == 1, "depth 1: every chain is its own slice");
+	TAP_CHECK(pace_slice(3) == 1, "below 4 held: one chain per slice");
+	TAP_CHECK(pace_slice(16) == 4, "16 held: slices of 4 (a quarter)");
+	TAP_CHECK(pace_slice(64) == 16, "64 held: slices of 16");
+	TAP_CHECK(pace_slice(1024) == 256, "a full 1024-entry queue: slices of 256");
+}
+
+static void test_hold_interrupt(void)
+{
+	TAP_CHECK(!pace_hold_interrupt(1, 0), "nothing more held: the interrupt goes now");
+	TAP_CHECK(!pace_hold_interrupt(100, 0), "nothing held, many due: the interrupt goes now");
+	TAP_CHECK(!pace_hold_interrupt(1, 1), "depth 1: one reply is a full batch, never held");
+	TAP_CHECK(pace_hold_interrupt(3, 16), "3 of a 4-reply batch with 16 held: held back");
+	TAP_CHECK(!pace_hold_interrupt(4, 16), "a full batch (4 with 16 held): sent");
+	TAP_CHECK(pace_hold_interrupt(15, 64), "15 replies with 64 held: held back");
+	TAP_CHECK(!pace_hold_interrupt(16, 64), "16 replies with 64 held: sent");
+	TAP_CHECK(!pace_hold_interrupt(200, 64), "more than a batch due: sent");
+}
+
+static void test_poll(void)
+{
+	struct pace_poll p;
+
+	pace_poll_init(&p, 0);
+	pace_poll_slept(&p, 1);
+	TAP_CHECK(p.cur_us == 0, "poll_us 0: the window never opens, even after short sleeps");
+
+	pace_poll_init(&p, 50);
+	TAP_CHECK(p.cur_us == 50, "the window starts at the ceiling");
+	pace_poll_slept(&p, 30);
+	TAP_CHECK(p.cur_us == 50, "a short sleep keeps a full window");
+	pace_poll_slept(&p, 51);
+	TAP_CHECK(p.cur_us == 25, "a sleep past the ceiling halves the window");
+	pace_poll_slept(&p, 1000000);
+	pace_poll_slept(&p, 1000000);
+	TAP_CHECK(p.cur_us == 6, "long sleeps keep halving it (25 -> 12 -> 6)");
+	pace_poll_slept(&p, 1000000);
+	TAP_CHECK(p.cur_us == 0, "below the minimum the window closes (6 -> 3 -> 0)");
+	pace_poll_slept(&p, 1000000);
+	TAP_CHECK(p.cur_us == 0, "an idle queue stays closed");
+	pace_poll_slept(&p, 20);
+	TAP_CHECK(p.cur_us == PACE_POLL_MIN_US, "a short sleep reopens it at the minimum");
+	pace_poll_slept(&p, 20);
+	pace_poll_slept(&p, 20);
+	TAP_CHECK(p.cur_us == 4 * PACE_POLL_MIN_US, "and short sleeps double it");
+	for (int i = 0; i < 10; i++)
+		pace_poll_slept(&p, 50);
+	TAP_CHECK(p.cur_us == 50, "never past the ceiling (a sleep of exactly the ceiling is short)");
+
+	pace_poll_init(&p, 3);
+	pace_poll_slept(&p, 1);
+	TAP_CHECK(p.cur_us == 3, "a ceiling below the minimum is still reached");
+	pace_poll_slept(&p, 4);
+	TAP_CHECK(p.cur_us == 0, "and closes on the first long sleep");
+}
+
+int main(void)
+{
+	test_slice();
+	test_hold_interrupt();
+	test_poll();
+	return tap_done();
+}
