@@ -197,7 +197,7 @@ static void tree_setup(struct cli_run *r, const char *dir)
 	const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
 	/* The tree's shares join the given ones (options' or the file's) in r->shares. */
 	unsigned int n = cfg->nr_shares;
-	if (cfg->shares != r->shares && n <= RINGVM_MAX_DEVICES)
+	if (n && cfg->shares != r->shares && n <= RINGVM_MAX_DEVICES)
 		memcpy(r->shares, cfg->shares, n * sizeof(r->shares[0]));
 	if (n > RINGVM_MAX_DEVICES ||
 	    cli_tree_setup(&r->tree, dir, cfg, cfg->nr_disks, ringvm_config_wants_streams(cfg), r->file.initrd_set,

@@ -86,7 +86,8 @@ cat >"$tmp/vm.json" <<JSON
 JSON
 timeout 20 "$ringvm" run --config "$tmp/vm.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" = 42 ] && grep -q "hello from firmware" "$tmp/out" && pass "run --config boots the file's kernel with its disk and share" ||
+# A command: the serial console (the firmware's greeting) is stderr, stdout the command's.
+[ "$rc" = 42 ] && grep -q "hello from firmware" "$tmp/err" && pass "run --config boots the file's kernel with its disk and share" ||
 	fail "run --config: status $rc, $(head -c 300 "$tmp/err")"
 "$ringvm" config --print --config "$tmp/vm.json" --cpus 3 --memory 128M -- echo hi >"$tmp/print1.json" 2>"$tmp/err"
 "$ringvm" config --print --config "$tmp/print1.json" >"$tmp/print2.json" 2>>"$tmp/err"
