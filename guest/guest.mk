@@ -20,10 +20,17 @@ GUEST_MODULES := pvpanic_mmio virtio_mmio virtio_blk virtiofs fuse overlay virti
 # the command's streams over virtio-console (stdio.c, relay.c, vport.c), its environment, directory and
 # user (launch.c).
 GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mounts.c guest/cmdline.c \
-	guest/stdio.c guest/relay.c guest/vport.c guest/launch.c
+	guest/stdio.c guest/relay.c guest/vport.c guest/launch.c guest/sigfwd.c
 
-# The encoder is the VMM's, the decoder PID 1's: one implementation for both ends.
-LIB_SRCS += guest/cmdline.c
+# The encoder is the VMM's, the decoder PID 1's: one implementation for both ends (likewise the signal
+# port's byte).
+LIB_SRCS += guest/cmdline.c guest/sigfwd.c
+UNIT_TESTS += guest_sigfwd
+test_guest_sigfwd_SRCS := guest/sigfwd.c guest/test_sigfwd.c
+# PID 1's wait loop (guest/stdio.c) with pipes for ports: status, output, forwarded signals.
+UNIT_TESTS += guest_stdio
+test_guest_stdio_SRCS := guest/stdio.c guest/relay.c guest/vport.c guest/sigfwd.c guest/say.c \
+	guest/test_stdio.c
 UNIT_TESTS += guest_cmdline
 test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
 FUZZERS += guest_cmdline
@@ -63,7 +70,7 @@ $(GUEST_UAPI)/.linked: | $(DEPS_STAMP)
 		ln -sfn /usr/include/asm-generic $(GUEST_UAPI)/asm-generic && touch $@
 
 $(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mounts.h guest/cmdline.h guest/protocol.h \
-		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h $(GUEST_UAPI)/.linked | $(DEPS_STAMP)
+		guest/stdio.h guest/relay.h guest/vport.h guest/launch.h guest/sigfwd.h $(GUEST_UAPI)/.linked | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSLCC  $@")
 	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -isystem $(GUEST_UAPI) -o $@ $(GUEST_INIT_SRCS)

@@ -361,6 +361,15 @@ static int init_wait_for(pid_t child)
 	}
 }
 
+/* Whether the kernel command line has key (e.g. "ringvm.stdio=") with the value "virtio". */
+static bool init_param_is_virtio(const char *cmdline, const char *key)
+{
+	char mode[16];
+
+	return cmdline_find_param(cmdline, key, mode, sizeof(mode)) >= 0 &&
+	       strcmp(mode, RINGVM_STDIO_VIRTIO) == 0;
+}
+
 /*
  * ringvm.stdio=virtio: the command's streams are the virtio-console ports, through pipes PID 1
  * relays. Returns true when set up; false (said why) to fall back to the console with stdin at
@@ -368,19 +377,38 @@ static int init_wait_for(pid_t child)
  */
 static bool init_streams(const char *cmdline, struct stdio_relay *relay)
 {
-	char mode[16];
 	int err;
 
-	if (cmdline_find_param(cmdline, RINGVM_CMDLINE_STDIO, mode, sizeof(mode)) < 0 ||
-	    strcmp(mode, RINGVM_STDIO_VIRTIO) != 0)
+	if (!init_param_is_virtio(cmdline, RINGVM_CMDLINE_STDIO))
 		return false;
-	err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS);
+	err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS, true);
 	if (err == 0)
 		return true;
 	say("the command's stdin, stdout and stderr cannot be the virtio-console ports (%s): using the "
 	    "console, stdin at EOF",
 	    err == -ENODEV ? "no virtio_console driver" : strerror(-err));
 	init_stdin_null = 1;
+	return false;
+}
+
+/*
+ * ringvm.signals=virtio: the command is on the console (a tty), and the signals the host forwards
+ * come on the signal port alone. Returns true when it is open (PID 1 then waits in stdio_run);
+ * false (said why) to wait without: the host then stops the guest itself.
+ */
+static bool init_signals(const char *cmdline, struct stdio_relay *relay)
+{
+	if (!init_param_is_virtio(cmdline, RINGVM_CMDLINE_SIGNALS))
+		return false;
+	int err = stdio_setup(relay, INIT_PORTS_TIMEOUT_MS, false);
+	if (err == 0)
+		return true;
+	/* A kernel without virtio_console (a build tree may be one) is not worth a line on a tty. */
+	if (err == -ENODEV)
+		say_info("no virtio_console driver: signals sent to ringvm stop the guest");
+	else
+		say("signals sent to ringvm cannot reach the command (the signal port: %s)",
+		    strerror(-err));
 	return false;
 }
 
@@ -425,7 +453,7 @@ int main(void)
 	static struct stdio_relay relay;
 	char flag[8]; /* the value of a short ringvm.* switch */
 	int len, argc, console, err, status;
-	bool streams = false;
+	bool streams = false, relayed = false; /* relayed: PID 1 waits in stdio_run */
 	sigset_t chld;
 	pid_t child;
 
@@ -468,6 +496,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 0)
 		streams = init_streams(cmdline, &relay);
+	relayed = streams || (argc > 0 && init_signals(cmdline, &relay));
 	console = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (console < 0)
 		say("cannot open /dev/console: %s", strerror(errno));
@@ -484,7 +513,7 @@ int main(void)
 	/* The relay learns of the command's end through a signalfd: SIGCHLD blocked before it can come. */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	if (streams)
+	if (relayed)
 		sigprocmask(SIG_BLOCK, &chld, NULL);
 	child = fork();
 	if (child < 0) {
@@ -498,7 +527,7 @@ int main(void)
 	   relies on it. (Not for the shell: setsid() fails for a process group leader.) */
 	if (argc > 0)
 		(void)setpgid(child, child);
-	status = streams ? stdio_run(&relay, child, init_on_signal) : init_wait_for(child);
+	status = relayed ? stdio_run(&relay, child, init_on_signal) : init_wait_for(child);
 	say_info("%s exited with status %d", argc > 0 ? cmd_argv[0] : "the shell", status);
 	init_finish(status, console);
 }

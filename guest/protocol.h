@@ -22,6 +22,13 @@
  *                            After the command ended PID 1 hands over what it left in the pipes and
  *                            closes the ports; the VMM writes out everything queued on them before it
  *                            exits with the status.
+ *                            A fourth port, RINGVM_PORT_SIGNAL (host -> guest), carries SIGINT, SIGTERM
+ *                            and SIGHUP sent to ringvm, one byte each (guest/sigfwd.h); PID 1 waits on
+ *                            it in the same poll() as the streams and sends each to the command's
+ *                            process group until the command ends. The VMM stops the guest itself
+ *                            when the command has not ended --stop-timeout after the first one.
+ *   ringvm.signals=virtio    the command is on the console (a tty), and the device has one port only,
+ *                            RINGVM_PORT_SIGNAL: the signals as with ringvm.stdio=virtio.
  *   ringvm.env=NAME=VALUE,...  the command's environment: PID 1's default (PATH, HOME, TERM) with these
  *                            over it (guest/launch.h), in the ringvm.cmd= wire form.
  *   ringvm.cwd=DIR           the command's working directory (absolute; wire form); default "/".
@@ -64,9 +71,11 @@
 #define RINGVM_CMDLINE_ENV "ringvm.env="
 #define RINGVM_CMDLINE_CWD "ringvm.cwd="
 #define RINGVM_CMDLINE_USER "ringvm.user="
+#define RINGVM_CMDLINE_SIGNALS "ringvm.signals="
 #define RINGVM_STDIO_VIRTIO "virtio"
 #define RINGVM_PORT_STDIN "ringvm.stdin"
 #define RINGVM_PORT_STDOUT "ringvm.stdout"
 #define RINGVM_PORT_STDERR "ringvm.stderr"
+#define RINGVM_PORT_SIGNAL "ringvm.signal"
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "guest/protocol.h"
 #include "guest/say.h"
+#include "guest/sigfwd.h"
 #include "guest/vport.h"
 
 #define STDIO_SYS_DIR "/sys/class/virtio-ports"
@@ -28,11 +29,15 @@ int stdio_shell_status(int st)
 	return -1;
 }
 
-int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
+int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms, bool streams)
 {
-	static const char *const names[3] = { RINGVM_PORT_STDIN, RINGVM_PORT_STDOUT, RINGVM_PORT_STDERR };
-	static const int flags[3] = { O_RDONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK };
-	int ports[3], pipes[3][2], err;
+	static const char *const names[4] = { RINGVM_PORT_STDIN, RINGVM_PORT_STDOUT, RINGVM_PORT_STDERR,
+					      RINGVM_PORT_SIGNAL };
+	static const int flags[4] = { O_RDONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK, O_WRONLY | O_NONBLOCK,
+				      O_RDONLY | O_NONBLOCK };
+	/* Without the streams, only the signal port (the last): the others are "closed" (-1). */
+	unsigned int first = streams ? 0 : 3;
+	int ports[4] = { -1, -1, -1, -1 }, err;
 
 	if (access(STDIO_DRIVER_DIR, F_OK) != 0)
 		return -ENODEV;
@@ -44,11 +49,31 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 		close(uevents);
 		uevents = -1;
 	}
-	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names, flags, ports, 3, timeout_ms, uevents);
+	err = vport_open_by_name(STDIO_SYS_DIR, "/dev", names + first, flags + first, ports + first,
+				 4 - first, timeout_ms, uevents);
 	if (uevents >= 0)
 		close(uevents);
 	if (err)
 		return err;
+	if (!streams) {
+		for (int i = 0; i < 3; i++) {
+			r->child_fds[i] = -1;
+			relay_init(&r->s[i], -1, -1); /* done from the start */
+		}
+		r->signal_fd = ports[3];
+		return 0;
+	}
+	err = stdio_wire(r, ports);
+	if (err)
+		for (int j = 0; j < 4; j++)
+			close(ports[j]);
+	return err;
+}
+
+int stdio_wire(struct stdio_relay *r, const int ports[4])
+{
+	int pipes[3][2], err;
+
 	for (int i = 0; i < 3; i++) {
 		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
 			err = -errno;
@@ -56,8 +81,6 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 				close(pipes[j][0]);
 				close(pipes[j][1]);
 			}
-			for (int j = 0; j < 3; j++)
-				close(ports[j]);
 			return err;
 		}
 	}
@@ -71,7 +94,32 @@ int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms)
 	relay_init(&r->s[0], ports[0], pipes[0][1]);
 	relay_init(&r->s[1], pipes[1][0], ports[1]);
 	relay_init(&r->s[2], pipes[2][0], ports[2]);
+	r->signal_fd = ports[3];
 	return 0;
+}
+
+static void stdio_close_signals(struct stdio_relay *r)
+{
+	if (r->signal_fd >= 0)
+		close(r->signal_fd);
+	r->signal_fd = -1;
+}
+
+/* The host sent signals: to the command's process group (its pid: it called setpgid(0, 0)). */
+static void stdio_forward_signals(struct stdio_relay *r, pid_t child, short revents)
+{
+	int n = sigfwd_deliver(r->signal_fd, child);
+
+	/* A hangup with nothing to read would wake every poll from now on. */
+	if (n == 0 && (revents & (POLLHUP | POLLERR)))
+		n = -EPIPE;
+	if (n > 0)
+		say_info("forwarded %d signal%s to the command", n, n == 1 ? "" : "s");
+	if (n == -EPIPE || n < 0) {
+		if (n != -EPIPE)
+			say("the signal port: %s; signals no longer reach the command", strerror(-n));
+		stdio_close_signals(r);
+	}
 }
 
 /* Reap every child that ended; true (with *status) when `child` was one of them. */
@@ -97,7 +145,8 @@ int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
 	int status = 255;
 
 	for (int i = 0; i < 3; i++)
-		close(r->child_fds[i]);
+		if (r->child_fds[i] >= 0)
+			close(r->child_fds[i]);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -106,11 +155,12 @@ int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
 	for (;;) {
 		if (ended && relay_done(&r->s[0]) && relay_done(&r->s[1]) && relay_done(&r->s[2]))
 			break;
-		struct pollfd p[7] = { { sfd, POLLIN, 0 } };
+		struct pollfd p[8] = { { sfd, POLLIN, 0 } };
 		for (int i = 0; i < 3; i++)
 			relay_events(&r->s[i], &p[1 + 2 * i]);
+		p[7] = (struct pollfd){ r->signal_fd, POLLIN, 0 };
 		/* Without a signalfd, look for the child now and then. */
-		if (poll(p, 7, sfd < 0 ? 100 : -1) < 0) {
+		if (poll(p, 8, sfd < 0 ? 100 : -1) < 0) {
 			if (errno == EINTR && on_signal)
 				on_signal();
 			continue;
@@ -121,11 +171,15 @@ int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			}
 		}
+		/* Before reaping: a signal that came with the command's end finds its group gone (ESRCH). */
+		if (r->signal_fd >= 0 && (p[7].revents & (POLLIN | POLLHUP | POLLERR)))
+			stdio_forward_signals(r, child, p[7].revents);
 		if (!ended && stdio_reap(child, &status)) {
 			ended = true;
 			relay_finish(&r->s[0], false);
 			relay_finish(&r->s[1], true);
 			relay_finish(&r->s[2], true);
+			stdio_close_signals(r); /* nobody left to signal */
 		} else if (ended) {
 			(void)stdio_reap(child, &status); /* orphans */
 		}
@@ -134,5 +188,6 @@ int stdio_run(struct stdio_relay *r, pid_t child, void (*on_signal)(void))
 	}
 	if (sfd >= 0)
 		close(sfd);
+	stdio_close_signals(r);
 	return status;
 }

@@ -2,6 +2,7 @@
 #ifndef RINGVM_GUEST_STDIO_H
 #define RINGVM_GUEST_STDIO_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "guest/relay.h"
@@ -10,20 +11,32 @@
  * guest/protocol.h has the contract. PID 1: stdio_setup() after the modules are loaded (it waits
  * for the ports' names), blocks SIGCHLD, forks; the child dup2()s child_fds onto 0, 1, 2 and execs;
  * PID 1 calls stdio_run(), which relays (guest/relay.h) and reaps until the command has ended and
- * every stream is closed. When the command ends, what it left in its stdout and stderr pipes is
+ * every stream is closed. Signals the host forwards on the signal port (guest/sigfwd.h) go to the
+ * command's process group as they arrive, until it ends. When the command ends, what it left in its stdout and stderr pipes is
  * still handed over; the ports are then closed (the VMM's reader sees EOF).
  */
 struct stdio_relay {
 	int child_fds[3];	  /* the command's ends: stdin's read end, stdout's, stderr's write ends */
 	struct relay_stream s[3]; /* PID 1's ends, port <-> pipe */
+	int signal_fd;		  /* the port RINGVM_PORT_SIGNAL (guest/sigfwd.h), -1 once closed */
 };
 
 /*
- * Open the three ports (waiting up to timeout_ms for them; at once -ENODEV when no virtio_console
- * driver is registered) and make the pipes. Returns 0, or -errno with everything closed (the
- * caller says why and falls back to the console).
+ * Open the four ports (three streams and the signal port) and make the pipes; without `streams`
+ * (the command is on the console, a tty) only the signal port: the streams are then closed from
+ * the start and child_fds are -1. Waits up to timeout_ms for the ports; at once -ENODEV when no
+ * virtio_console driver is registered. Returns 0, or -errno with everything closed (the caller
+ * says why and falls back to the console, or to a wait without signals).
  */
-__attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms);
+__attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsigned int timeout_ms,
+						    bool streams);
+
+/*
+ * stdio_setup's second half, on the four port fds (non-blocking; the streams' in stdin, stdout,
+ * stderr order, then the signal port's): make the command's pipes and the relays. Returns 0, or
+ * -errno with the pipes closed (the ports stay the caller's). Unit tests pass pipes as ports.
+ */
+__attribute__((warn_unused_result)) int stdio_wire(struct stdio_relay *r, const int ports[4]);
 
 /*
  * Relay until `child` (the command) has ended and the streams are closed; every other child that

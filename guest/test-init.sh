@@ -130,6 +130,12 @@ expect_said=$?
 [ "$expect_said" = 0 ] && [ "$status" = 0 ] && [ "$(cat "$work/console")" = done ]
 check $? "ringvm.stdio=virtio without ports: said, then the console with stdin at EOF (status $status)"
 
+# A command on a tty whose signal port is missing (ringvm.signals=virtio): it runs as without, its
+# status unchanged; PID 1 only says why signals will not reach it.
+run "$V ringvm.signals=virtio ringvm.cmd=$(enc sh -c 'echo sig; exit 3')"
+grep -q "signals sent to ringvm" "$work/log" && [ "$status" = 3 ] && [ "$(cat "$work/console")" = sig ]
+check $? "ringvm.signals=virtio without the port: said, the command runs, its status 3 (status $status)"
+
 run "$V ringvm.cmd=no-such-command,arg"
 expect 127 "ringvm-init: cannot run no-such-command: No such file or directory" "a missing command gives 127"
 

@@ -46,6 +46,9 @@ const char *ringvm_version(void);
 #define RINGVM_TAG_MAX 36      /* virtio-fs tag: 36 bytes */
 #define RINGVM_MAX_FS_LIMIT (1ULL << 30)
 
+/* How long a command has to end after a forwarded signal before ringvm stops the guest (docker's). */
+#define RINGVM_STOP_TIMEOUT_MS 10000
+
 /*
  * A virtio-blk disk over a host file or block device. The guest sees /dev/vda, /dev/vdb, ... in
  * the order of ringvm_config.disks. A zeroed struct holds every default; path is required.
@@ -170,8 +173,20 @@ struct ringvm_config {
 				instruction */
 	bool verbose;        /* the guest kernel's messages on the console, ringvm's on stderr
 				(default off) */
-	bool handle_signals; /* SIGINT/SIGTERM/SIGHUP stop the guest during ringvm_run() (the CLI sets
-				this; default off: the embedder's signals are left alone) */
+	/*
+	 * handle_signals: SIGINT, SIGTERM and SIGHUP sent to the process during ringvm_run() are
+	 * ringvm's (the CLI sets this; default off: the embedder's signals are left alone). With a
+	 * command, each is forwarded to the command's process group in the guest (on a
+	 * virtio-console port of its own, guest/sigfwd.h; a tty included), and the guest is stopped
+	 * (RINGVM_END_STOPPED, status 128 + the first signal's number) when the command has not ended
+	 * stop_timeout_ms after the first one, or when the command's output has not been read for
+	 * 2 s since (a reader that went quiet must not keep ringvm alive). A signal stops the guest
+	 * at once (128+N) for the shell, with stop_timeout_ms 0, and while the guest's PID 1 is not
+	 * listening (still booting, or a kernel without virtio_console).
+	 */
+	bool handle_signals;
+	unsigned int stop_timeout_ms; /* with handle_signals, see above; 0: a signal stops the
+					 guest at once (default RINGVM_STOP_TIMEOUT_MS, 10 s) */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
 				itself, for good, each to its role's list (vmm/seccomp.h; default
 				on; a runtime that goes on using the calling thread for other

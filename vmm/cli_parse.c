@@ -307,3 +307,14 @@ int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
 	*out = v;
 	return 0;
 }
+
+int cli_parse_stop_timeout(const char *s, unsigned int *ms, const char **err)
+{
+	uint32_t v;
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v > 1000000) {
+		*err = "want whole seconds, 0 to 1000000";
+		return -EINVAL;
+	}
+	*ms = v * 1000;
+	return 0;
+}

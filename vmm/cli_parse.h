@@ -46,4 +46,9 @@ __attribute__((warn_unused_result)) int cli_parse_user(const char *s, uint32_t *
 __attribute__((warn_unused_result)) int cli_parse_seconds(const char *s, unsigned int *out,
 							  const char **err);
 
+/* --stop-timeout: whole seconds, 0 (a signal stops the guest at once) to 10^6, as milliseconds.
+   0, or -EINVAL with *err. */
+__attribute__((warn_unused_result)) int cli_parse_stop_timeout(const char *s, unsigned int *ms,
+							       const char **err);
+
 #endif

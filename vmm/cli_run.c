@@ -58,6 +58,9 @@ static void usage_run(FILE *f)
 		"  -u, --user UID[:GID]  run COMMAND in the guest as this uid and gid (default gid: the\n"
 		"                        uid), numeric\n"
 		"      --timeout SECONDS stop the guest after SECONDS and exit 124, as timeout(1)\n"
+		"      --stop-timeout SECONDS  SIGINT, SIGTERM and SIGHUP sent to ringvm go to COMMAND's\n"
+		"                        process group; the guest is stopped when COMMAND has not ended\n"
+		"                        SECONDS after the first (default 10; 0: at once)\n"
 		"  -t, --tty             COMMAND runs on the serial console as a terminal (default when\n"
 		"                        stdin is a terminal: raw mode, Ctrl-A x ends the VM)\n"
 		"  -T, --no-tty          COMMAND's stdin, stdout and stderr are ringvm's own, as pipes\n"
@@ -182,6 +185,8 @@ struct run_opts {
 	bool set_user;
 	uint32_t uid, gid;
 	unsigned int timeout_s;
+	bool stop_timeout_set;
+	unsigned int stop_timeout_ms;
 	bool tty_set;
 	enum ringvm_tty tty;
 	const char *gdb;
@@ -224,7 +229,7 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
 		{ "fs-limits", required_argument, NULL, 'L' },
 		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
-		{ "gid", required_argument, NULL, 'G' },
+		{ "gid", required_argument, NULL, 'G' },    { "stop-timeout", required_argument, NULL, 1002 },
 		{ "print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -327,6 +332,11 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 			if (cli_parse_seconds(optarg, &o.timeout_s, &err))
 				die("--timeout %s: %s", optarg, err);
 			break;
+		case 1002:
+			if (cli_parse_stop_timeout(optarg, &o.stop_timeout_ms, &err))
+				die("--stop-timeout %s: %s", optarg, err);
+			o.stop_timeout_set = true;
+			break;
 		case 'g':
 			o.gdb = optarg;
 			break;
@@ -403,6 +413,8 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 	}
 	if (o.timeout_s)
 		cfg->timeout_s = o.timeout_s;
+	if (o.stop_timeout_set)
+		cfg->stop_timeout_ms = o.stop_timeout_ms;
 	if (o.tty_set)
 		cfg->console.tty = o.tty;
 	if (o.gdb)

@@ -31,6 +31,7 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	cfg->console.stdio[1] = STDOUT_FILENO;
 	cfg->console.stdio[2] = STDERR_FILENO;
 	cfg->console.tty = RINGVM_TTY_AUTO;
+	cfg->stop_timeout_ms = RINGVM_STOP_TIMEOUT_MS;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
 }

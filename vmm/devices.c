@@ -117,15 +117,17 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 	return ret;
 }
 
-int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3], char *err,
-			     size_t errlen)
+int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int fds[3],
+			     int signal_fd, char *err, size_t errlen)
 {
-	const struct vcon_port_config ports[3] = {
-		{ RINGVM_PORT_STDIN, fds[0], true },
-		{ RINGVM_PORT_STDOUT, fds[1], false },
-		{ RINGVM_PORT_STDERR, fds[2], false },
+	const struct vcon_port_config ports[4] = {
+		{ RINGVM_PORT_STDIN, fds ? fds[0] : -1, true },
+		{ RINGVM_PORT_STDOUT, fds ? fds[1] : -1, false },
+		{ RINGVM_PORT_STDERR, fds ? fds[2] : -1, false },
+		{ RINGVM_PORT_SIGNAL, signal_fd, true },
 	};
-	int ret = vcon_create(ports, 3, &d->stdio);
+	/* Without streams the signal port alone (port 0). */
+	int ret = fds ? vcon_create(ports, 4, &d->stdio) : vcon_create(ports + 3, 1, &d->stdio);
 	if (ret == 0) {
 		ret = devices_attach(d, vm, vcon_virtio_dev(d->stdio), SECCOMP_ROLE_WORKER_CONSOLE);
 		if (ret) {
@@ -134,8 +136,8 @@ int ringvm_devices_add_stdio(struct ringvm_devices *d, struct vm *vm, const int 
 		}
 	}
 	if (ret)
-		snprintf(err, errlen, "the command's standard streams (virtio-console): %s",
-			 strerror(-ret));
+		snprintf(err, errlen, "the command's %s (virtio-console): %s",
+			 fds ? "standard streams" : "signal port", strerror(-ret));
 	return ret;
 }
 

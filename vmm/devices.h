@@ -46,12 +46,15 @@ __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devi
 							      size_t errlen);
 /*
  * The command's stdin, stdout and stderr as the virtio-console ports guest/protocol.h names
- * (RINGVM_PORT_*), on a virtio-mmio transport after the other devices. fds[i] are duplicated.
- * Returns 0 or -errno with a one-line err (nothing created).
+ * (RINGVM_PORT_*), and the signal port reading signal_fd (guest/sigfwd.h), on a virtio-mmio
+ * transport after the other devices; with fds NULL (a tty) the signal port alone, as port 0. The
+ * fds are duplicated. Returns 0 or -errno with a one-line
+ * err (nothing created).
  */
 __attribute__((warn_unused_result)) int ringvm_devices_add_stdio(struct ringvm_devices *d,
 								  struct vm *vm, const int fds[3],
-								  char *err, size_t errlen);
+								  int signal_fd, char *err,
+								  size_t errlen);
 
 struct priv_need;
 /* What the created shares need from the host kernel (vmm/privilege.h). */

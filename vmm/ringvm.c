@@ -21,6 +21,7 @@
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
 #include "guest/protocol.h"
+#include "guest/sigfwd.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
 #include "vmm/errmsg.h"
@@ -34,6 +35,9 @@
 /* At the end, how long the command's output may make no progress (and wait on nothing) before
    ringvm stops waiting for it: only a stream whose queue worker died stalls that long. */
 #define RINGVM_DRAIN_STALL_MS 5000
+/* After a forwarded signal: how long the command's output may wait on a reader that takes nothing
+   before ringvm stops the guest (or, after the command ended, gives up writing it out). */
+#define RINGVM_UNREAD_STOP_MS 2000
 
 /* What ringvm_run() needs of the config: the config itself need not outlive ringvm_create(). */
 struct ringvm_run_opts {
@@ -41,6 +45,7 @@ struct ringvm_run_opts {
 	bool seccomp;
 	bool drop_privileges;
 	unsigned int timeout_s;
+	unsigned int stop_timeout_ms;
 };
 
 struct ringvm {
@@ -54,6 +59,9 @@ struct ringvm {
 	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
 	bool timed_out; /* ringvm_wait stopped the run at opts.timeout_s */
+	int signal_port[2]; /* pipe: ringvm_wait writes forwarded signals, the signal port reads */
+	unsigned int signal_port_id; /* the signal port's number on devices.stdio */
+	int forwarded;	    /* the first signal forwarded to the command, or 0 */
 	struct gdb_stub *gdb; /* cfg->gdb */
 };
 
@@ -183,11 +191,18 @@ static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg
 		len += (size_t)n;
 	}
 	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
-	   the guest only from a terminal; otherwise the command reads EOF, not a hang. */
+	   the guest only from a terminal (otherwise the command reads EOF, not a hang), and the
+	   signal port alone. */
 	n = 0;
 	if (r->streams)
 		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO, RINGVM_STDIO_VIRTIO);
-	else if (cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
+	else if (r->devices.stdio)
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_SIGNALS, RINGVM_STDIO_VIRTIO);
+	if (n < 0 || (size_t)n >= outlen - len)
+		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
+	len += (size_t)n;
+	n = 0;
+	if (!r->streams && cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
 	if (n < 0 || (size_t)n >= outlen - len)
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
@@ -208,12 +223,20 @@ static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg
 	return 0;
 }
 
-/* The command's streams on virtio-console; a closed stdio fd is /dev/null. */
-static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
+/*
+ * The command's streams on virtio-console (a closed stdio fd is /dev/null) and the signal port; with
+ * streams false (the command on a tty) the signal port alone.
+ */
+static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg, bool streams, char *err,
+			      size_t errlen)
 {
 	int fds[3], null_fd = -1;
 
-	for (int i = 0; i < 3; i++) {
+	/* Non-blocking: ringvm_wait never waits to forward a signal (the device polls its end). */
+	if (pipe2(r->signal_port, O_CLOEXEC | O_NONBLOCK) < 0)
+		return errmsg(err, errlen, -errno, "the signal port's pipe: %s", strerror(errno));
+	r->signal_port_id = streams ? 3 : 0;
+	for (int i = 0; i < 3 && streams; i++) {
 		fds[i] = cfg->console.stdio[i];
 		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
 			continue;
@@ -221,7 +244,8 @@ static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg,
 			return errmsg(err, errlen, -errno, "/dev/null: %s", strerror(errno));
 		fds[i] = null_fd;
 	}
-	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, fds, err, errlen);
+	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, streams ? fds : NULL,
+					   r->signal_port[0], err, errlen);
 	if (null_fd >= 0)
 		close(null_fd); /* the device has its own duplicates */
 	return ret;
@@ -311,7 +335,9 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
 	if (!ret && r->streams)
-		ret = ringvm_add_streams(r, cfg, err, errlen);
+		ret = ringvm_add_streams(r, cfg, true, err, errlen);
+	else if (!ret && cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)
+		ret = ringvm_add_streams(r, cfg, false, err, errlen); /* a tty: signals only */
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
@@ -365,7 +391,9 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 	r->opts = (struct ringvm_run_opts){ .handle_signals = cfg->handle_signals,
 					    .seccomp = cfg->seccomp,
 					    .drop_privileges = cfg->drop_privileges,
-					    .timeout_s = cfg->timeout_s };
+					    .timeout_s = cfg->timeout_s,
+					    .stop_timeout_ms = cfg->stop_timeout_ms };
+	r->signal_port[0] = r->signal_port[1] = -1;
 	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
@@ -382,11 +410,59 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * Hand signal sig to the guest's PID 1 (guest/sigfwd.h). False when the run has no signal port,
+ * forwards nothing (stop_timeout_ms 0), PID 1 does not have the port open (still booting, or it
+ * could not open it: nobody would pass the signal on), or the port's pipe is full.
+ */
+static bool ringvm_forward(struct ringvm *r, int sig)
+{
+	int byte = sigfwd_encode(sig);
+	unsigned char c = (unsigned char)byte;
+
+	if (r->signal_port[1] < 0 || r->opts.stop_timeout_ms == 0 || byte < 0 ||
+	    !vcon_port_guest_open(r->devices.stdio, r->signal_port_id))
+		return false;
+	return write(r->signal_port[1], &c, 1) == 1;
+}
+
+/*
+ * After a forwarded signal: the stop timeout, and the command's output waiting on a reader that
+ * takes nothing (which no signal inside the guest can cure). Stops the run when either is due.
+ */
+struct ringvm_after_signal {
+	uint64_t stop_at;	/* now_ms() deadline */
+	uint64_t moved;		/* output progress last seen (vcon_output_progress) */
+	uint64_t unread_since;	/* since when it has not moved while a write waited */
+};
+
+static void ringvm_check_after_signal(struct ringvm *r, struct ringvm_after_signal *a)
+{
+	uint64_t now = now_ms(), moved;
+	bool writing;
+
+	if (now >= a->stop_at) {
+		vm_request_stop(&r->vm, VM_STOP_HOST, 128 + r->forwarded,
+				"stopped: the command did not end within %u ms of signal %d",
+				r->opts.stop_timeout_ms, r->forwarded);
+		return;
+	}
+	vcon_output_progress(r->devices.stdio, &moved, &writing);
+	if (!writing || moved != a->moved) {
+		a->moved = moved;
+		a->unread_since = now;
+	} else if (now - a->unread_since >= RINGVM_UNREAD_STOP_MS) {
+		vm_request_stop(&r->vm, VM_STOP_HOST, 128 + r->forwarded,
+				"stopped by signal %d: the command's output is not being read", r->forwarded);
+	}
+}
+
 /* Wait for the end of the run; signals (when handled), the timeout and a panicking kernel end it too. */
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
 	uint64_t deadline = r->opts.timeout_s ? now_ms() + (uint64_t)r->opts.timeout_s * 1000 : 0;
+	struct ringvm_after_signal after = { 0 };
 	while (!atomic_load(&r->vm.stopping)) {
 		if (deadline && now_ms() >= deadline) {
 			r->timed_out = true;
@@ -394,15 +470,26 @@ static void ringvm_wait(struct ringvm *r, int sig_fd)
 					r->opts.timeout_s);
 			break;
 		}
+		if (r->forwarded)
+			ringvm_check_after_signal(r, &after);
 		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
 		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (sig_fd >= 0 && (p[1].revents & POLLIN)) {
 			struct signalfd_siginfo si;
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
-				vm_request_stop(&r->vm, VM_STOP_HOST, 128 + (int)si.ssi_signo,
-						"stopped by signal %u", si.ssi_signo);
+			int sig = read(sig_fd, &si, sizeof(si)) == sizeof(si) ? (int)si.ssi_signo : 0;
+			if (sig && ringvm_forward(r, sig)) {
+				/* The first signal starts the clock; later ones are forwarded too. */
+				if (!r->forwarded) {
+					r->forwarded = sig;
+					after.stop_at = now_ms() + r->opts.stop_timeout_ms;
+					after.unread_since = now_ms();
+					after.moved = UINT64_MAX;
+				}
+			} else if (sig) {
+				vm_request_stop(&r->vm, VM_STOP_HOST, 128 + sig, "stopped by signal %d", sig);
+			}
 		}
 		if (atomic_load(&r->console.panicked)) {
 			if (!panic_seen)
@@ -463,7 +550,8 @@ static void ringvm_fill_result(struct ringvm *r, struct ringvm_result *res)
 /*
  * The guest ended by itself (the command's status, a power-off): what the command wrote last may
  * still be queued on the stdout and stderr ports. Write it out first, however slow the reader,
- * unless a signal says stop.
+ * unless a signal says stop: a new one, or one forwarded before, after which a reader that takes
+ * nothing for RINGVM_UNREAD_STOP_MS is given up on.
  */
 static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
 {
@@ -472,9 +560,14 @@ static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
 	if (!r->devices.stdio ||
 	    (why != VM_STOP_EXIT_STATUS && why != VM_STOP_POWEROFF && why != VM_STOP_RESET))
 		return;
-	if (vcon_drain(r->devices.stdio, sig_fd, RINGVM_DRAIN_STALL_MS) == -ETIMEDOUT)
+	bool patient = !r->forwarded;
+	int ret = vcon_drain(r->devices.stdio, sig_fd,
+			     patient ? RINGVM_DRAIN_STALL_MS : RINGVM_UNREAD_STOP_MS, patient);
+	if (ret == -ETIMEDOUT && patient)
 		fprintf(stderr, "ringvm: the command's last output could not be written out (its "
 				"virtio-console queue stopped)\n");
+	else if (ret == -ETIMEDOUT)
+		fprintf(stderr, "ringvm: the command's last output is not being read; dropped\n");
 }
 
 bool ringvm_streams(const struct ringvm *r)
@@ -585,5 +678,8 @@ void ringvm_destroy(struct ringvm *r)
 	}
 	if (r->vm_created)
 		vm_destroy(&r->vm);
+	for (int i = 0; i < 2; i++)
+		if (r->signal_port[i] >= 0)
+			close(r->signal_port[i]);
 	free(r);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/virtio_config.h>
@@ -239,9 +240,14 @@ static void test_output(void)
 	static uint8_t want[4 << 20], got[4 << 20];
 
 	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
+	TAP_CHECK(!vcon_port_guest_open(g.dev, 1) && !vcon_port_guest_open(g.dev, 2),
+		  "vcon_port_guest_open: not before the guest's PORT_OPEN");
 	TAP_CHECK(ctrl_send(&g, 1, VIRTIO_CONSOLE_PORT_OPEN, 1) &&
 			  ctrl_send(&g, 2, VIRTIO_CONSOLE_PORT_OPEN, 1),
 		  "the guest opens stdout and stderr");
+	TAP_CHECK(vcon_port_guest_open(g.dev, 1) && vcon_port_guest_open(g.dev, 2) &&
+			  !vcon_port_guest_open(g.dev, 0) && !vcon_port_guest_open(g.dev, VCON_MAX_PORTS + 1),
+		  "vcon_port_guest_open: the two opened ports, not the others, not one out of range");
 	TAP_CHECK(md_roundtrip(&g.d, Q_OUT, "out\n", 4, NULL, 0, NULL, NULL) == 0 &&
 			  md_roundtrip(&g.d, Q_ERR, "err\n", 4, NULL, 0, NULL, NULL) == 0,
 		  "a write on each port comes back");
@@ -285,7 +291,8 @@ static void test_output(void)
 	fill(want, 8 * chunk, 3);
 	for (unsigned int i = 0; i < 8; i++)
 		md_send(&g.d, Q_ERR, want + (size_t)i * chunk, chunk, NULL, 0, NULL, NULL);
-	TAP_CHECK(ctrl_send(&g, 2, VIRTIO_CONSOLE_PORT_OPEN, 0), "the guest closes stderr right after");
+	TAP_CHECK(ctrl_send(&g, 2, VIRTIO_CONSOLE_PORT_OPEN, 0) && !vcon_port_guest_open(g.dev, 2),
+		  "the guest closes stderr right after (vcon_port_guest_open says so)");
 	ok = read_all(g.err_r, got, 8 * chunk) && memcmp(got, want, 8 * chunk) == 0;
 	ssize_t r = read(g.err_r, got, 1);
 	TAP_CHECK(ok && r == 0,
@@ -337,7 +344,7 @@ static void test_nonblocking_and_drain(void)
 		usleep(300 * 1000); /* the drain has to wait for this reader */
 		_exit(read_all(g.out_r, got, 4 * 32768) && memcmp(got, want, 4 * 32768) == 0 ? 0 : 1);
 	}
-	int r = vcon_drain(g.dev, -1, 5000);
+	int r = vcon_drain(g.dev, -1, 5000, true);
 	/* Drained means written: every buffer is back in the used ring already, no waiting. */
 	uint16_t back = (uint16_t)(fake_ring_used_idx(&g.d.rings[Q_OUT]) - g.d.rings[Q_OUT].used_seen);
 	int st = -1;
@@ -351,9 +358,27 @@ static void test_nonblocking_and_drain(void)
 	for (unsigned int i = 0; i < 4; i++)
 		md_send(&g.d, Q_OUT, want, 32768, NULL, 0, NULL, NULL);
 	int efd = eventfd(1, EFD_CLOEXEC);
-	r = vcon_drain(g.dev, efd, 60000);
+	r = vcon_drain(g.dev, efd, 60000, true);
 	TAP_CHECK(r == -EINTR, "a drain stuck on an unread pipe ends when its abort fd is readable");
 	close(efd);
+	/* The same stuck write, watched from outside and drained impatiently (ringvm was signalled). */
+	uint64_t moved, moved2;
+	bool writing;
+	/* (The abort fd was readable from the start: the worker may not have begun the write yet.) */
+	vcon_output_progress(g.dev, &moved, &writing);
+	for (int i = 0; i < 5000 && !writing; i++) {
+		usleep(1000);
+		vcon_output_progress(g.dev, &moved, &writing);
+	}
+	TAP_CHECK(writing && moved > 0, "vcon_output_progress: a write is waiting, bytes moved before");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = vcon_drain(g.dev, -1, 300, false);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	vcon_output_progress(g.dev, &moved2, &writing);
+	TAP_CHECK(r == -ETIMEDOUT && ms >= 300 && writing && moved2 >= moved,
+		  "an impatient drain gives up on a reader that took nothing for stall_ms");
 	rig_down(&g); /* the stuck write is cancelled: destroy does not hang (the runner's timeout) */
 }
 

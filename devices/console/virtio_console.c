@@ -451,7 +451,29 @@ static uint64_t vcon_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-int vcon_drain(struct vcon_dev *d, int abort_fd, unsigned int stall_ms)
+bool vcon_port_guest_open(struct vcon_dev *d, unsigned int i)
+{
+	pthread_mutex_lock(&d->lock);
+	bool open = i < d->nr_ports && d->ctrl.port[i].guest_open;
+	pthread_mutex_unlock(&d->lock);
+	return open;
+}
+
+void vcon_output_progress(struct vcon_dev *d, uint64_t *moved, bool *writing)
+{
+	*moved = 0;
+	*writing = false;
+	for (unsigned int i = 0; i < d->nr_ports; i++) {
+		struct vcon_port *p = &d->port[i];
+
+		if (p->to_guest)
+			continue;
+		*writing |= __atomic_load_n(&p->writing, __ATOMIC_SEQ_CST);
+		*moved += __atomic_load_n(&p->moved, __ATOMIC_SEQ_CST);
+	}
+}
+
+int vcon_drain(struct vcon_dev *d, int abort_fd, unsigned int stall_ms, bool patient)
 {
 	if (!__atomic_load_n(&d->activated, __ATOMIC_SEQ_CST))
 		return 0;
@@ -461,22 +483,17 @@ int vcon_drain(struct vcon_dev *d, int abort_fd, unsigned int stall_ms)
 			vcon_poke(d, vcon_port_queue(i, false));
 	uint64_t last_moved = UINT64_MAX, since = vcon_now_ms();
 	for (;;) {
-		bool done = true, writing = false;
-		uint64_t moved = 0;
+		bool done = true, writing;
+		uint64_t moved;
 
-		for (unsigned int i = 0; i < d->nr_ports; i++) {
-			struct vcon_port *p = &d->port[i];
-
-			if (p->to_guest)
-				continue;
-			done &= __atomic_load_n(&p->drained, __ATOMIC_SEQ_CST) >= gen;
-			writing |= __atomic_load_n(&p->writing, __ATOMIC_SEQ_CST);
-			moved += __atomic_load_n(&p->moved, __ATOMIC_SEQ_CST);
-		}
+		for (unsigned int i = 0; i < d->nr_ports; i++)
+			if (!d->port[i].to_guest)
+				done &= __atomic_load_n(&d->port[i].drained, __ATOMIC_SEQ_CST) >= gen;
 		if (done)
 			return 0;
+		vcon_output_progress(d, &moved, &writing);
 		uint64_t now = vcon_now_ms();
-		if (writing || moved != last_moved) {
+		if ((patient && writing) || moved != last_moved) {
 			last_moved = moved;
 			since = now;
 		} else if (now - since >= stall_ms) {

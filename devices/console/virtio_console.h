@@ -62,12 +62,23 @@ struct virtio_dev *vcon_virtio_dev(struct vcon_dev *d);
  * Wait until every guest -> host port has written out all the guest queued before this call
  * (the guest has stopped: `ringvm run` calls it after the command's status arrived, so its last
  * output is not lost). Returns 0 when done or when the driver never started the device;
- * -EINTR when abort_fd (>= 0) became readable; -ETIMEDOUT when for stall_ms nothing moved and no
- * write was waiting on the host fd (a worker that stopped serving: a broken ring). A write that
- * waits for a slow reader is waited for, however long.
+ * -EINTR when abort_fd (>= 0) became readable; -ETIMEDOUT when for stall_ms no bytes moved and,
+ * if patient, no write was waiting on the host fd either (a worker that stopped serving: a broken
+ * ring). Patient: a write that waits for a slow reader is waited for, however long; impatient
+ * (ringvm was asked to stop): a reader that takes nothing for stall_ms is given up on.
  */
 __attribute__((warn_unused_result)) int vcon_drain(struct vcon_dev *d, int abort_fd,
-						   unsigned int stall_ms);
+						   unsigned int stall_ms, bool patient);
+
+/*
+ * The guest -> host ports' progress, for a caller that watches for a stuck reader: *moved, the
+ * bytes written out so far (counted per transmit buffer, when it is all out); *writing, whether
+ * a write is waiting on a host fd now. Any thread (atomics).
+ */
+void vcon_output_progress(struct vcon_dev *d, uint64_t *moved, bool *writing);
+
+/* Whether the guest has port i open now (its last PORT_OPEN said 1). Any thread. */
+bool vcon_port_guest_open(struct vcon_dev *d, unsigned int i);
 
 /* Close the duplicated fds, free. Only the backend: the transport must already be destroyed (its
    workers stopped). NULL ok. */

@@ -67,6 +67,10 @@ refuse "--user by name" "user nobody: want UID" run --user nobody -- true
 refuse "--user with (uid_t)-1" "user 4294967295" run -u 4294967295 -- true
 refuse "--timeout 0" "timeout 0: want whole seconds" run --timeout 0 -- true
 refuse "--timeout with a suffix" "timeout 5s" run --timeout 5s -- true
+refuse "--stop-timeout negative" "stop-timeout -1: want whole seconds, 0 to" run --stop-timeout -1 -- true
+refuse "--stop-timeout too large" "stop-timeout 1000001: want whole seconds" run --stop-timeout 1000001 -- true
+refuse "--stop-timeout fractional" "stop-timeout 1.5: want whole seconds" run --stop-timeout 1.5 -- true
+refuse "--stop-timeout without its value" "needs a value" run --stop-timeout
 refuse "--env for the shell (no command)" "apply to a COMMAND" run --kernel "$fw/exit.elf" --initrd none -e A=1
 
 # --config FILE (JSON) and config --print.
@@ -109,7 +113,7 @@ refuse "run checks a file's values too" "cpus must be between" run --config "$tm
 "$ringvm" run --help >"$tmp/out" 2>&1
 missing=""
 for o in --kernel --initrd --cmdline --cpus --memory --disk --verbose --help --env --workdir --user \
-	--timeout --tty --no-tty --share --root --fs-limits --jail --uid --gid --timing; do
+	--timeout --stop-timeout --tty --no-tty --share --root --fs-limits --jail --uid --gid --timing; do
 	grep -q -- "$o" "$tmp/out" || missing="$missing $o"
 done
 [ -z "$missing" ] && pass "run --help describes every option" || fail "run --help lacks:$missing"

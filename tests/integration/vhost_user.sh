@@ -88,7 +88,7 @@ EOF
 # Two vCPUs: with one, QEMU's guest stood still in fio in 3 of 4 lab runs (not understood yet: the
 # same fio on ringvm's own virtio-blk with one vCPU passes; see the 2026-12-02 note). The wedges
 # seen with two came before the lab's periodic tick.
-timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -M "$machine" -m 1G -smp 2 \
+qemu-system-x86_64 -qmp "unix:$tmp/qmp.sock,server=on,wait=off" -accel "$accel" -cpu "$cpu" -M "$machine" -m 1G -smp 2 \
 	-nodefaults -no-user-config -display none -serial stdio -no-reboot \
 	-global virtio-mmio.force-legacy=false \
 	-object memory-backend-memfd,id=mem,size=1G,share=on -machine memory-backend=mem \
@@ -99,8 +99,21 @@ timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -M "
 	-chardev "socket,id=fio,path=$tmp/fio.sock" -device vhost-user-blk,chardev=fio,num-queues=1 \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet loglevel=0 panic=-1 $append ringvm.root=root,ro ringvm.mount=share,/mnt,rw ringvm.cmd=sh,/mnt/guest.sh" \
-	</dev/null >"$tmp/out" 2>"$tmp/err"
+	</dev/null >"$tmp/out" 2>"$tmp/err" &
+qemu=$!
+# At VM_TIMEOUT (a guest that stood still), what every virtqueue holds is said before QEMU is ended:
+# requests in an avail ring, replies in a used ring, or neither (qmp-virtio.py).
+(
+	for _ in $(seq 1 "${VM_TIMEOUT:-600}"); do
+		kill -0 "$qemu" 2>/dev/null || exit 0
+		sleep 1
+	done
+	python3 "$(dirname "$0")/qmp-virtio.py" "$tmp/qmp.sock" >"$tmp/qmp" 2>&1
+	kill "$qemu"
+) &
+wait "$qemu"
 rc=$?
+[ ! -s "$tmp/qmp" ] || sed 's/^/# /' "$tmp/qmp"
 # isa-debug-exit: the status S PID 1 reports leaves QEMU as (S << 1) | 1.
 [ $((rc & 1)) = 1 ] && [ "$rc" -lt 512 ] && rc=$((rc >> 1))
 grep -q "^GUEST_DONE" "$tmp/out" && ok "QEMU booted the guest on ringvm's back-ends and ran the checks" ||

@@ -129,5 +129,17 @@ int main(void)
 	TAP_CHECK(cli_parse_seconds("0", &sec, &err) < 0 && cli_parse_seconds("1.5", &sec, &err) < 0 &&
 			  cli_parse_seconds("10000001", &sec, &err) < 0 && cli_parse_seconds("5s", &sec, &err) < 0,
 		  "--timeout 0, fractions, too large, suffixes refused");
+	unsigned int ms = 12345;
+	TAP_CHECK(cli_parse_stop_timeout("0", &ms, &err) == 0 && ms == 0 &&
+			  cli_parse_stop_timeout("10", &ms, &err) == 0 && ms == 10000 &&
+			  cli_parse_stop_timeout("1000000", &ms, &err) == 0 && ms == 1000000000u,
+		  "--stop-timeout 0, 10, 1000000: milliseconds");
+	ms = 777;
+	err = NULL;
+	TAP_CHECK(cli_parse_stop_timeout("1000001", &ms, &err) < 0 && cli_parse_stop_timeout("-1", &ms, &err) < 0 &&
+			  cli_parse_stop_timeout("2.5", &ms, &err) < 0 && cli_parse_stop_timeout("", &ms, &err) < 0 &&
+			  cli_parse_stop_timeout("10s", &ms, &err) < 0 && cli_parse_stop_timeout(NULL, &ms, &err) < 0 &&
+			  cli_parse_stop_timeout("99999999999999999999", &ms, &err) < 0 && ms == 777 && err,
+		  "--stop-timeout: too large, negative, fractions, empty, suffixes, overflow refused, value untouched");
 	return tap_done();
 }

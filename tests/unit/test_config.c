@@ -30,6 +30,7 @@ int main(void)
 	ringvm_config_init(&c);
 	TAP_CHECK(c.cpus == 1 && c.memory == 512ULL << 20 && c.console.stdio[0] == 0 &&
 			  c.console.stdio[1] == 1 && c.console.stdio[2] == 2 && c.console.tty == RINGVM_TTY_AUTO && c.seccomp && c.drop_privileges && !c.handle_signals &&
+			  c.stop_timeout_ms == RINGVM_STOP_TIMEOUT_MS && RINGVM_STOP_TIMEOUT_MS == 10000 &&
 			  !c.argc && !c.nr_disks && !c.nr_shares && !c.root.host_dir,
 		  "ringvm_config_init: the documented defaults");
 	refused(&c, -EINVAL, "no kernel", "no kernel");
