@@ -24,7 +24,7 @@ static int cl_hex_value(unsigned char c)
 	return -1;
 }
 
-int cmdline_encode_argv(char *out, size_t outlen, char *const argv[], int argc)
+int cmdline_encode_argv(char *out, size_t outlen, const char *const argv[], int argc)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t used = 0;

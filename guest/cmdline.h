@@ -18,7 +18,7 @@
  * -EINVAL if argc < 1 or an argv entry is NULL, -ENAMETOOLONG if it does not fit in outlen bytes
  * (out then holds an unspecified prefix, still NUL-terminated when outlen > 0).
  */
-int cmdline_encode_argv(char *out, size_t outlen, char *const argv[], int argc)
+int cmdline_encode_argv(char *out, size_t outlen, const char *const argv[], int argc)
 	__attribute__((warn_unused_result));
 
 /*

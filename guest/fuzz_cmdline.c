@@ -15,7 +15,7 @@ static void fz_round_trip(char *const argv[], int argc)
 {
 	static char wire[3 * FZ_MAX + FZ_MAXARGS + 1];
 	char *back[FZ_MAXARGS + 1];
-	int len = cmdline_encode_argv(wire, sizeof(wire), argv, argc);
+	int len = cmdline_encode_argv(wire, sizeof(wire), (const char *const *)argv, argc);
 
 	if (len < 0 || (size_t)len != strlen(wire))
 		__builtin_trap();

@@ -136,3 +136,5 @@ ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
 
 # The private apt configuration for another suite reads the host's sources in both formats.
 HOST_TESTS += guest/test-apt-suite.sh
+guest: $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
+.PHONY: guest

@@ -13,7 +13,7 @@
 static bool t_round_trip(char *const argv[], int argc, const char *expect)
 {
 	char wire[4096], *decoded[T_MAXARGS];
-	int len = cmdline_encode_argv(wire, sizeof(wire), argv, argc);
+	int len = cmdline_encode_argv(wire, sizeof(wire), (const char *const *)argv, argc);
 
 	if (len < 0 || (size_t)len != strlen(wire)) {
 		printf("# encode failed: %d\n", len);
@@ -80,14 +80,14 @@ static void t_encoder_errors(void)
 	char out[64];
 	bool all_refused = true, all_terminated = true;
 
-	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), argv, 0) == -EINVAL, "argc 0 is refused");
-	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), argv, -1) == -EINVAL, "negative argc is refused");
-	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), with_null, 2) == -EINVAL, "a NULL arg is refused");
-	TAP_CHECK(cmdline_encode_argv(out, 12, argv, 3) == 11 && strcmp(out, "sh,-c,a%20b") == 0,
+	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), (const char *const *)argv, 0) == -EINVAL, "argc 0 is refused");
+	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), (const char *const *)argv, -1) == -EINVAL, "negative argc is refused");
+	TAP_CHECK(cmdline_encode_argv(out, sizeof(out), (const char *const *)with_null, 2) == -EINVAL, "a NULL arg is refused");
+	TAP_CHECK(cmdline_encode_argv(out, 12, (const char *const *)argv, 3) == 11 && strcmp(out, "sh,-c,a%20b") == 0,
 		  "an exact fit is accepted");
 	for (size_t len = 0; len < 12; len++) {
 		memset(out, 'X', sizeof(out));
-		if (cmdline_encode_argv(out, len, argv, 3) != -ENAMETOOLONG)
+		if (cmdline_encode_argv(out, len, (const char *const *)argv, 3) != -ENAMETOOLONG)
 			all_refused = false;
 		if (len > 0 && memchr(out, '\0', len) == NULL)
 			all_terminated = false;

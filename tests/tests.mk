@@ -1,26 +1,31 @@
 # tests: the runner, fuzz target rules, unit tests of vmm/ and arch/x86/ boot code.
 
-UNIT_TESTS += boot cli_parse guest_mem seccomp short_io xfer privilege blk_durable fs_hang uring
+UNIT_TESTS += boot cli_parse config guest_mem seccomp short_io xfer privilege blk_durable fs_hang uring
 # The sealed io_urings of virtio-blk, virtio-fs and virtio-console: declared opcodes run, everything
 # else is EACCES.
 test_uring_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(CONSOLE_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/unit/test_uring.c
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 # Short transfers end to end: both devices over a scripted host FUSE mount (root; skipped otherwise).
-test_short_io_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_short_io_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c vmm/seccomp.c \
 	tests/unit/test_short_io.c
 # virtio-blk writethrough and WRITE_ZEROES without fallocate, on a scripted host FUSE mount (root).
-test_blk_durable_SRCS := $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_blk_durable_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(BLK_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c vmm/seccomp.c tests/unit/test_blk_durable.c
 # A READ that never completes does not wedge reset or teardown (root, /dev/fuse).
-test_fs_hang_SRCS := $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
+test_fs_hang_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) \
 	tests/support/mmio_driver.c tests/support/host_fuse.c tests/support/fs_guest.c vmm/seccomp.c \
 	tests/unit/test_fs_hang.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
+# The typed configuration's checks (the devices' own included).
+# libringvm's life cycle with real VMs (firmware payloads), through the public API only.
+UNIT_TESTS += lib
+test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
+test_config_SRCS := vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
 # The terminal driver of the interactive tests, on its own (no VM).
@@ -53,13 +58,13 @@ fuzz: fuzz-build
 		exit $$rc
 
 # Packages the build and the tests need, from Debian's archive; `make deps` installs what is missing.
-DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev libfdt-dev qemu-system-x86 \
+DEPS_PKGS += build-essential clang liburing-dev libseccomp-dev libcap-ng-dev qemu-system-x86 \
 	busybox-static fio e2fsprogs musl-tools acpica-tools cpio kmod zstd xz-utils gdb python3
 # fs_backends.sh: a FUSE file system and an NFS server (run inside the KVM lab only) under the shares.
 DEPS_PKGS += bindfs nfs-kernel-server
 DEPS_STAMP := $(BUILD_ROOT)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk
+$(DEPS_STAMP): Makefile tests/tests.mk tests/bench/bench.mk dist/dist.mk vmm/vmm.mk
 	@tests/deps.sh $(sort $(DEPS_PKGS))
 	@mkdir -p $(dir $@) && touch $@
 
@@ -89,7 +94,7 @@ bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LDLIBS)
 ALL_TARGETS += $(B)/bench/uring_meta
 bench-uring-meta: $(B)/bench/uring_meta
 	$(Q)$< $${BENCH_DIR:-/var/tmp}
@@ -109,7 +114,7 @@ FS_HOST_MOUNT_SRCS := $(FS_CORE_SRCS) tests/support/host_fuse.c tests/support/fu
 $(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/fuse_host_mount
 # The kernel developer's round trip on `make ktree`'s tree: ringvm vs virtiofsd + QEMU microvm.
 bench-devloop: all ktree

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "vmm/cli.h"
-#include "vmm/ringvm.h"
+#include "vmm/cli_parse.h"
+#include "include/ringvm.h"
 
 static void usage_serve(FILE *f)
 {
@@ -36,8 +37,8 @@ static void usage_serve(FILE *f)
 		"  --disk SPEC           blk: the image and its options, as ringvm run --disk\n"
 		"  --poll-us N           queue workers busy-poll up to N us (0-%d) for the next request\n"
 		"                        before sleeping; the window adapts below N, so an idle queue\n"
-		"                        stops spinning (default %d; 0 = never; blk: poll_us= in --disk\n"
-		"                        wins)\n"
+		"                        stops spinning (default %d; 0 = never; blk: a non-zero poll_us= in\n"
+		"                        --disk wins)\n"
 		"  -h, --help            this help\n"
 		"Accepted for virtiofsd compatibility and ignored (a note on stderr):\n"
 		"  --thread-pool-size N (ringvm has one io_uring worker per queue), --sandbox X,\n"
@@ -45,7 +46,7 @@ static void usage_serve(FILE *f)
 		"  --log-level X, other -o options.\n"
 		"\n"
 		"Exit status: 0 when stopped by a signal; %d when the server could not start.\n",
-		RINGVM_SERVE_MAX_POLL_US, RINGVM_SERVE_POLL_US, RINGVM_EXIT_ERROR);
+		RINGVM_MAX_POLL_US, RINGVM_SERVE_POLL_US, RINGVM_EXIT_ERROR);
 }
 
 static unsigned int parse_count(const char *opt, const char *v, unsigned int max)
@@ -69,10 +70,15 @@ static unsigned int parse_number(const char *opt, const char *v, unsigned int ma
 	return (unsigned int)n;
 }
 
-static const char *parse_cache(const char *v)
+static enum ringvm_cache parse_cache(const char *opt, const char *v)
 {
-	/* virtiofsd (C) says none for never. */
-	return strcmp(v, "none") == 0 ? "never" : v;
+	if (!strcmp(v, "auto"))
+		return RINGVM_CACHE_AUTO;
+	if (!strcmp(v, "always"))
+		return RINGVM_CACHE_ALWAYS;
+	if (!strcmp(v, "never") || !strcmp(v, "none")) /* virtiofsd (C) says none for never */
+		return RINGVM_CACHE_NEVER;
+	die("%s %s: must be auto, always or never", opt, v);
 }
 
 /* virtiofsd (C)'s -o a=b,c,...: source=, cache= and allow_direct_io are understood, the rest noted
@@ -81,11 +87,11 @@ static void parse_o(char *list, struct ringvm_serve_config *cfg)
 {
 	for (char *save = NULL, *o = strtok_r(list, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(o, "source=", 7) && o[7])
-			cfg->shared_dir = o + 7;
+			cfg->share.host_dir = o + 7;
 		else if (!strncmp(o, "cache=", 6) && o[6])
-			cfg->cache = parse_cache(o + 6);
+			cfg->share.cache = parse_cache("-o cache=", o + 6);
 		else if (!strcmp(o, "allow_direct_io"))
-			cfg->allow_direct_io = true;
+			cfg->share.allow_direct_io = true;
 		else
 			fprintf(stderr, "ringvm: serve: -o %s ignored (virtiofsd option)\n", o);
 	}
@@ -136,6 +142,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	struct ringvm_serve_config cfg;
 	ringvm_serve_config_init(&cfg);
+	char *disk_spec = NULL;
 	cfg.handle_signals = true;
 	const char *kind = argv[1];
 	if (!strcmp(kind, "blk"))
@@ -164,25 +171,33 @@ int cmd_serve(int argc, char **argv)
 			cfg.listen_fd = (int)parse_count("--fd", optarg, 1u << 20);
 			break;
 		case OPT_SHARED_DIR:
-			cfg.shared_dir = optarg;
+			cfg.share.host_dir = optarg;
 			break;
 		case OPT_QUEUES:
-			cfg.queues = parse_count("--queues", optarg, 16);
+			cfg.share.queues = parse_count("--queues", optarg, RINGVM_MAX_QUEUES);
 			break;
 		case OPT_CACHE:
-			cfg.cache = parse_cache(optarg);
+			cfg.share.cache = parse_cache("--cache", optarg);
 			break;
 		case OPT_READONLY:
-			cfg.readonly = true;
+			cfg.share.readonly = true;
 			break;
 		case OPT_DIRECT_IO:
-			cfg.allow_direct_io = true;
+			cfg.share.allow_direct_io = true;
 			break;
-		case OPT_DISK:
-			cfg.disk = optarg;
+		case OPT_DISK: {
+			/* The spec is cut in place: optarg stays whole for the messages. */
+			const char *why;
+			free(disk_spec);
+			disk_spec = strdup(optarg);
+			if (!disk_spec)
+				die("out of memory");
+			if (cli_parse_disk(disk_spec, &cfg.disk, &why))
+				die("--disk %s: %s", optarg, why);
 			break;
+		}
 		case OPT_POLL_US:
-			cfg.poll_us = parse_number("--poll-us", optarg, RINGVM_SERVE_MAX_POLL_US);
+			cfg.poll_us = parse_number("--poll-us", optarg, RINGVM_MAX_POLL_US);
 			break;
 		case 'o':
 			parse_o(optarg, &cfg);
@@ -213,8 +228,9 @@ int cmd_serve(int argc, char **argv)
 	if (cfg.socket && cfg.listen_fd >= 0)
 		die("serve %s: --socket and --fd exclude each other", kind);
 
-	char msg[512];
+	char msg[RINGVM_ERR_MAX];
 	int ret = ringvm_serve(&cfg, msg, sizeof(msg));
+	free(disk_spec);
 	if (ret)
 		die("%s", msg);
 	return 0;

@@ -14,7 +14,7 @@
 
 #include "vmm/errmsg.h"
 #include "vmm/kconfig.h"
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 #define CONFIG_MAX (16u << 20) /* a distribution's .config is ~300 KiB */
 
@@ -257,24 +257,23 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 			    t->dir, helper, ret < 0 ? strerror(-ret) : "see above");
 	if (pathf(t->initrd, sizeof(t->initrd), "%s/initramfs.img", t->out) ||
 	    pathf(t->moddir, sizeof(t->moddir), "%s/root/lib/modules/%s", t->out, t->release) ||
-	    pathf(t->share, sizeof(t->share), "%s:/lib/modules/%s,readonly", t->moddir, t->release))
+	    pathf(t->mod_guest_dir, sizeof(t->mod_guest_dir), "/lib/modules/%s", t->release))
 		return errmsg(err, errlen, -ENAMETOOLONG, "cache directory path too long");
 	return 0;
 }
 
 int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cfg, unsigned int nr_disks,
 		   bool streams,
-		   bool initrd_given, const char **shares, unsigned int *nr_shares, unsigned int max,
+		   bool initrd_given, struct ringvm_share *shares, unsigned int *nr_shares, unsigned int max,
 		   const char *helper, const char *init, char *err, size_t errlen)
 {
 	int ret = cli_tree_open(dir, t, err, errlen);
 	if (ret)
 		return ret;
 	/* A tree boots with the host's userland, as virtme-ng does: writes go to a tmpfs overlay. */
-	if (!cfg->root)
-		cfg->root = "/";
-	size_t rl = strlen(cfg->root);
-	bool rw = rl >= 3 && !strcmp(cfg->root + rl - 3, ",rw");
+	if (!cfg->root.host_dir)
+		cfg->root.host_dir = "/";
+	bool rw = cfg->root.writable;
 	unsigned int uses = KCONFIG_USE_SHARES | (rw ? 0 : KCONFIG_USE_OVERLAY) | (nr_disks ? KCONFIG_USE_DISKS : 0) |
 			    (streams ? KCONFIG_USE_STREAMS : 0);
 	ret = cli_tree_check(t, uses, err, errlen);
@@ -293,13 +292,13 @@ int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cf
 	if (*nr_shares + 2 > max)
 		return errmsg(err, errlen, -E2BIG, "--share: too many shares with a kernel tree");
 	if (t->modules && !initrd_given)
-		shares[(*nr_shares)++] = t->share;
+		shares[(*nr_shares)++] = (struct ringvm_share){ .host_dir = t->moddir,
+								.guest_dir = t->mod_guest_dir,
+								.readonly = true };
 	/* Under --root / the tree is already at its own path; under another root it is shared there. */
-	if (strcmp(cfg->root, "/") && strcmp(cfg->root, "/,rw")) {
-		if (pathf(t->tree_share, sizeof(t->tree_share), "%s:%s,readonly", t->dir, t->dir))
-			return errmsg(err, errlen, -ENAMETOOLONG, "kernel tree path too long");
-		shares[(*nr_shares)++] = t->tree_share;
-	}
+	if (strcmp(cfg->root.host_dir, "/"))
+		shares[(*nr_shares)++] = (struct ringvm_share){ .host_dir = t->dir, .guest_dir = t->dir,
+								.readonly = true };
 	return 0;
 }
 

@@ -16,11 +16,11 @@ struct cli_tree {
 	char out[PATH_MAX];     /* what tree-initramfs.sh made: OUT/initramfs.img, OUT/root/lib/modules */
 	char initrd[PATH_MAX];
 	char moddir[PATH_MAX];  /* OUT/root/lib/modules/RELEASE */
-	char share[PATH_MAX + 64]; /* "--share" spec of moddir at /lib/modules/RELEASE, read-only */
-	char tree_share[2 * PATH_MAX + 16]; /* the tree at its own path, when --root is not "/" */
+	char mod_guest_dir[160]; /* /lib/modules/RELEASE: where moddir is shared, read-only */
 };
 
 struct ringvm_config;
+struct ringvm_share;
 
 /* Is path a directory (a tree rather than an image file)? */
 bool cli_is_tree(const char *path);
@@ -47,14 +47,14 @@ __attribute__((warn_unused_result)) int cli_tree_prepare(struct cli_tree *t, con
 /*
  * The whole of `run --kernel TREE` for the CLI: open and check the tree, make its initramfs (unless
  * initrd_given), then point cfg at the image and initramfs, make --root / the default, and add to
- * shares[*nr_shares..max) the modules directory and (with another root) the tree at its own path.
- * cfg->root, nr_disks and initrd_given are what the user asked; streams: the command's stdio will go
+ * shares[*nr_shares..max) the modules directory and (with another root) the tree at its own path,
+ * read-only (they point into t). cfg->root, nr_disks and initrd_given are what the user asked; streams: the command's stdio will go
  * over virtio-console (ringvm_config_wants_streams), which the kernel must then have. 0 or -errno
  * with a one-line err.
  */
 __attribute__((warn_unused_result)) int cli_tree_setup(struct cli_tree *t, const char *dir,
 						       struct ringvm_config *cfg, unsigned int nr_disks,
-						       bool streams, bool initrd_given, const char **shares,
+						       bool streams, bool initrd_given, struct ringvm_share *shares,
 						       unsigned int *nr_shares, unsigned int max,
 						       const char *helper, const char *init, char *err,
 						       size_t errlen);

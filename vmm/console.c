@@ -30,7 +30,7 @@ static void console_tx(void *opaque, const uint8_t *buf, size_t len)
 			c->panic_match = 0;
 		}
 	}
-	while (len) {
+	while (len && c->out_fd >= 0) {
 		ssize_t n = write(c->out_fd, buf, len);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -30,7 +30,7 @@ struct console {
 };
 
 /*
- * Attach COM1 to the VM. Output goes to out_fd. When in_fd is a terminal its input is forwarded to
+ * Attach COM1 to the VM. Output goes to out_fd (-1: dropped). When in_fd is a terminal its input is forwarded to
  * the guest: with `raw` (an interactive guest shell) keystrokes go through untouched and Ctrl-A x
  * ends the VM; without it (a command) the terminal stays cooked, so lines are edited on the host and
  * Ctrl-C interrupts ringvm itself. Output processing stays on either way: a command's console is raw

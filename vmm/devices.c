@@ -1,4 +1,4 @@
-/* devices.c: create the configured virtio devices and attach each on virtio-mmio, in command-line order. */
+/* devices.c: create the configured virtio devices and attach each on virtio-mmio, in config order. */
 #include "vmm/devices.h"
 #include "vmm/privilege.h"
 
@@ -12,6 +12,7 @@
 #include "devices/fs/fs_budget.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/virtio/mmio.h"
+#include "vmm/errmsg.h"
 #include "guest/protocol.h"
 #include "vmm/machine.h"
 
@@ -26,68 +27,49 @@ static int devices_attach(struct ringvm_devices *d, struct vm *vm, struct virtio
 	return ret;
 }
 
-static int disk_create(struct ringvm_devices *d, struct vm *vm, const char *spec, char *err,
-		       size_t errlen)
+static int disk_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_disk *disk,
+		       char *err, size_t errlen)
 {
-	static struct blk_config cfg; /* 4 KiB path: keep it off the stack; setup is single-threaded */
-	int ret = blk_parse_spec(spec, &cfg);
+	struct blk_config *cfg = malloc(sizeof(*cfg)); /* 4 KiB path: off the stack */
+	if (!cfg)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	const char *why;
+	int ret = blk_config_from(disk, cfg, &why);
 	if (ret) {
-		snprintf(err, errlen, "--disk %s: %s", spec, cfg.error ? cfg.error : strerror(-ret));
-		return ret;
-	}
-	if (d->nr_disks == RINGVM_MAX_DISKS) {
-		snprintf(err, errlen, "--disk %s: at most %d disks", spec, RINGVM_MAX_DISKS);
-		return -E2BIG;
+		errmsg(err, errlen, ret, "disk %s: %s", disk->path ? disk->path : "", why);
+		goto out;
 	}
 	struct blk_dev *blk;
-	ret = blk_create(&cfg, vm->nr_cpus, &blk);
+	ret = blk_create(cfg, vm->nr_cpus, &blk);
 	if (ret)
 		goto err_msg;
 	ret = devices_attach(d, vm, blk_virtio_dev(blk), SECCOMP_ROLE_WORKER);
 	if (ret)
 		goto err_blk;
 	d->disks[d->nr_disks++] = blk;
-	return 0;
+	goto out;
 
 err_blk:
 	blk_destroy(blk);
 err_msg:
-	snprintf(err, errlen, "--disk %s: %s", cfg.path, blk_strerror(ret));
+	errmsg(err, errlen, ret, "disk %s: %s", cfg->path, blk_strerror(ret));
+out:
+	free(cfg);
 	return ret;
 }
 
-/* --share HOSTDIR:GUESTDIR[,...] or, with is_root, --root HOSTDIR[,rw]. */
-static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spec, bool is_root,
-			char *err, size_t errlen)
+/* A share, or with root set the guest's root (share is then NULL). */
+static int share_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_share *share,
+			const struct ringvm_root *root, char *err, size_t errlen)
 {
-	const char *opt = is_root ? "--root" : "--share";
-	if (d->nr_shares == RINGVM_MAX_SHARES) {
-		snprintf(err, errlen, "%s %s: at most %d shares", opt, spec, RINGVM_MAX_SHARES);
-		return -E2BIG;
-	}
 	struct fs_config *fc = calloc(1, sizeof(*fc));
-	if (!fc) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!fc)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	d->share_cfgs[d->nr_shares] = fc;
 	const char *why = NULL;
-	int ret = is_root ? fs_parse_root(spec, fc, &why) : fs_parse_spec(spec, fc, &why);
-	if (ret) {
-		snprintf(err, errlen, "%s %s: %s", opt, spec, why ? why : strerror(-ret));
-		return ret;
-	}
-	for (unsigned int i = 0; i < d->nr_shares; i++) {
-		if (strcmp(d->share_cfgs[i]->tag, fc->tag) == 0) {
-			snprintf(err, errlen, "%s %s: tag '%s' is already used by another share (set tag=)",
-				 opt, spec, fc->tag);
-			return -EEXIST;
-		}
-		if (strcmp(d->share_cfgs[i]->guest_dir, fc->guest_dir) == 0) {
-			snprintf(err, errlen, "%s %s: %s is already a mount point", opt, spec, fc->guest_dir);
-			return -EEXIST;
-		}
-	}
+	int ret = root ? fs_config_root(root, fc, &why) : fs_config_from(share, fc, &why);
+	if (ret)
+		return errmsg(err, errlen, ret, "%s: %s", root ? "root" : "share", why);
 	struct virtio_fs *fs;
 	ret = virtio_fs_create(fc, &fs);
 	if (ret)
@@ -96,7 +78,7 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spe
 	if (ret)
 		goto err_fs;
 	d->shares[d->nr_shares] = fs;
-	if (is_root)
+	if (root)
 		d->root_share = (int)d->nr_shares;
 	d->nr_shares++;
 	return 0;
@@ -104,8 +86,9 @@ static int share_create(struct ringvm_devices *d, struct vm *vm, const char *spe
 err_fs:
 	virtio_fs_destroy(fs);
 err_msg:
-	snprintf(err, errlen, "%s %s: %s: %s", opt, spec, fc->host_dir, strerror(-ret));
-	return ret;
+	if (root)
+		return errmsg(err, errlen, ret, "root %s: %s", fc->host_dir, strerror(-ret));
+	return errmsg(err, errlen, ret, "share %s:%s: %s", fc->host_dir, fc->guest_dir, strerror(-ret));
 }
 
 int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct ringvm_config *cfg,
@@ -113,22 +96,22 @@ int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm, const struct 
 {
 	memset(d, 0, sizeof(*d));
 	d->root_share = -1;
-	if (cfg->fs_limits) {
-		struct fs_limits lim;
-		const char *why;
-		if (fs_parse_limits(cfg->fs_limits, &lim, &why)) {
-			snprintf(err, errlen, "--fs-limits %s: %s", cfg->fs_limits, why);
-			return -EINVAL;
-		}
+	if (cfg->nr_disks + cfg->nr_shares + (cfg->root.host_dir != NULL) > RINGVM_MAX_DEVICES) {
+		return errmsg(err, errlen, -E2BIG, "at most %d devices (disks, shares and the root together)",
+				RINGVM_MAX_DEVICES);
+	}
+	if (cfg->fs_limits.fds || cfg->fs_limits.dir_buffers) {
+		struct fs_limits lim = { .max_fds = (size_t)cfg->fs_limits.fds,
+					 .max_dir_buffers = (size_t)cfg->fs_limits.dir_buffers };
 		fs_budget_configure(&lim);
 	}
 	int ret = 0;
 	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
-		ret = disk_create(d, vm, cfg->disks[i], err, errlen);
-	if (!ret && cfg->root)
-		ret = share_create(d, vm, cfg->root, true, err, errlen);
+		ret = disk_create(d, vm, &cfg->disks[i], err, errlen);
+	if (!ret && cfg->root.host_dir)
+		ret = share_create(d, vm, NULL, &cfg->root, err, errlen);
 	for (unsigned int i = 0; i < cfg->nr_shares && !ret; i++)
-		ret = share_create(d, vm, cfg->shares[i], false, err, errlen);
+		ret = share_create(d, vm, &cfg->shares[i], NULL, err, errlen);
 	if (ret)
 		ringvm_devices_destroy(d);
 	return ret;
@@ -190,12 +173,12 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 	for (unsigned int i = 0; i < d->nr_transports; i++)
 		virtio_mmio_destroy(d->transports[i]);
 	d->nr_transports = 0;
-	for (unsigned int i = 0; i < RINGVM_MAX_DISKS; i++) {
+	for (unsigned int i = 0; i < RINGVM_MAX_DEVICES; i++) {
 		blk_destroy(d->disks[i]);
 		d->disks[i] = NULL;
 	}
 	d->nr_disks = 0;
-	for (unsigned int i = 0; i < RINGVM_MAX_SHARES; i++) {
+	for (unsigned int i = 0; i < RINGVM_MAX_DEVICES; i++) {
 		virtio_fs_destroy(d->shares[i]);
 		free(d->share_cfgs[i]);
 		d->shares[i] = NULL;

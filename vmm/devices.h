@@ -1,10 +1,10 @@
-/* devices.h: the virtio devices a config asks for (--disk, --share), created, started and stopped together. */
+/* devices.h: the virtio devices a config asks for (disks, shares, root, the command's streams), created and destroyed together. */
 #ifndef RINGVM_DEVICES_H
 #define RINGVM_DEVICES_H
 
 #include <stddef.h>
 
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 #include "vmm/seccomp.h"
 
 struct vm;
@@ -14,31 +14,30 @@ struct fs_config;
 struct virtio_mmio;
 struct vcon_dev;
 
-#define RINGVM_MAX_DISKS 16
-#define RINGVM_MAX_SHARES 8 /* --share, plus --root */
-
 /*
  * Each device is created on its own (it knows nothing of buses), then attached here on a
  * virtio-mmio transport. Transports are listed in attach order (the guest numbers disks by it) and
  * destroyed before any device: their workers' in-flight I/O still uses the device's backend.
  */
 struct ringvm_devices {
-	struct blk_dev *disks[RINGVM_MAX_DISKS];
+	struct blk_dev *disks[RINGVM_MAX_DEVICES];
 	unsigned int nr_disks;
-	struct virtio_fs *shares[RINGVM_MAX_SHARES];
-	struct fs_config *share_cfgs[RINGVM_MAX_SHARES]; /* what the guest's PID 1 must mount */
+	struct virtio_fs *shares[RINGVM_MAX_DEVICES];
+	struct fs_config *share_cfgs[RINGVM_MAX_DEVICES]; /* what the guest's PID 1 must mount */
 	unsigned int nr_shares;
 	int root_share; /* index into shares of --root, or -1 */
 	struct vcon_dev *stdio; /* the command's streams (virtio-console), or NULL */
-	struct virtio_mmio *transports[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES + 1];
+	/* Disks, shares and root, then the command's streams. */
+	struct virtio_mmio *transports[RINGVM_MAX_DEVICES + 1];
 	/* Each transport's queue workers' confinement (role by device kind), set by start. */
-	struct seccomp_confinement confine[RINGVM_MAX_DISKS + RINGVM_MAX_SHARES + 1];
+	struct seccomp_confinement confine[RINGVM_MAX_DEVICES + 1];
 	unsigned int nr_transports;
 };
 
 /*
- * Parse each spec, open its backing, create the device and attach it to the VM on a virtio-mmio
- * transport, disks first (vda, vdb, ... in command-line order), then --root, then the shares.
+ * For a config that passed ringvm_config_check(): open each device's backing, create the device
+ * and attach it to the VM on a virtio-mmio transport, disks first (vda, vdb, ... in config
+ * order), then the root, then the shares; set the process-wide fs limits (devices/fs/fs_budget.h).
  * Returns 0, or -errno with a one-line err and every device and transport created so far
  * destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
  */

@@ -6,9 +6,11 @@
 
 int errmsg(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
 	return ret;
 }

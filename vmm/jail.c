@@ -22,8 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "devices/blk/blk.h"
-#include "devices/fs/virtio_fs.h"
 #include "vmm/errmsg.h"
 
 #define JAIL_MAX_PATHS 64
@@ -64,33 +62,23 @@ static int jail_path_cmp(const void *a, const void *b)
 	return la < lb ? -1 : la > lb;
 }
 
-/* Everything cfg opens: kernel, initrd, disks, shares, --root. 0 or -errno with err set. */
+/* Everything cfg opens: kernel, initrd, disks, shares, --root. cfg passed ringvm_config_check().
+   0 or -errno with err set. */
 static int jail_collect(struct jail *j, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
-	static struct blk_config bc; /* 4 KiB paths: off the stack; setup is single-threaded */
-	static struct fs_config fc;
-	const char *why = NULL;
 	int ret = jail_add(j, cfg->kernel, true);
 	if (!ret && cfg->initrd)
 		ret = jail_add(j, cfg->initrd, true);
-	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++) {
-		ret = blk_parse_spec(cfg->disks[i], &bc);
-		if (ret)
-			return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disks[i],
-					 bc.error ? bc.error : strerror(-ret));
-		ret = jail_add(j, bc.path, bc.readonly);
-	}
-	for (unsigned int i = 0; i < cfg->nr_shares + (cfg->root ? 1 : 0) && !ret; i++) {
+	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
+		ret = jail_add(j, cfg->disks[i].path, cfg->disks[i].readonly);
+	for (unsigned int i = 0; i < cfg->nr_shares + (cfg->root.host_dir ? 1 : 0) && !ret; i++) {
 		bool root = i == cfg->nr_shares;
-		const char *spec = root ? cfg->root : cfg->shares[i];
-		ret = root ? fs_parse_root(spec, &fc, &why) : fs_parse_spec(spec, &fc, &why);
-		if (ret)
-			return errmsg(err, errlen, ret, "%s %s: %s", root ? "--root" : "--share",
-					 spec, why ? why : strerror(-ret));
-		if (!strcmp(fc.host_dir, "/"))
-			return errmsg(err, errlen, -EINVAL,
-					 "%s %s: a share of / leaves nothing outside the jail", root ? "--root" : "--share", spec);
-		ret = jail_add(j, fc.host_dir, fc.readonly);
+		const char *dir = root ? cfg->root.host_dir : cfg->shares[i].host_dir;
+		bool readonly = root ? !cfg->root.writable : cfg->shares[i].readonly;
+		if (!strcmp(dir, "/"))
+			return errmsg(err, errlen, -EINVAL, "%s /: a share of / leaves nothing outside the jail",
+				      root ? "--root" : "--share");
+		ret = jail_add(j, dir, readonly);
 	}
 	if (!ret && access("/sys/module/kvm_pvm", F_OK) == 0)
 		ret = jail_add(j, "/sys/module/kvm_pvm", true);

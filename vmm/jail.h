@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 /*
  * Like Firecracker's jailer, built in. The caller (root) forks (a clone with CLONE_NEWPID); the

@@ -44,10 +44,17 @@
 #define LAYOUT_IOAPIC_ADDR 0xfec00000ULL
 #define LAYOUT_LAPIC_ADDR 0xfee00000ULL
 
-/* Interrupts (IOAPIC GSIs). 0-15 are the ISA IRQs; virtio-mmio devices take one each from 16. */
+/*
+ * Interrupts (IOAPIC GSIs; KVM's in-kernel IOAPIC has 24 pins). 0-15 are the ISA IRQs: the PIT
+ * (0, routed to pin 2) and COM1 (4) are the only ISA devices, and hardware-reduced ACPI has no SCI,
+ * so virtio-mmio devices take pins 16-23 first, then the ISA pins nothing here uses (an ISA pin is
+ * edge-triggered and active-high by default, as the DSDT describes every virtio-mmio interrupt).
+ * One pin per device, never shared: LAYOUT_GSI_VIRTIO lists them in the order they are handed out.
+ */
 #define LAYOUT_GSI_COM1 4
-#define LAYOUT_GSI_VIRTIO_FIRST 16
-#define LAYOUT_GSI_MAX 23 /* KVM's in-kernel IOAPIC has 24 pins */
+#define LAYOUT_GSI_VIRTIO { 16, 17, 18, 19, 20, 21, 22, 23, 5, 6, 7, 10, 11, 12, 13, 14, 15 }
+#define LAYOUT_GSI_VIRTIO_COUNT 17
+#define LAYOUT_GSI_MAX 23
 
 /* I/O ports */
 #define LAYOUT_PORT_COM1 0x3f8

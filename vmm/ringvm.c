@@ -1,6 +1,6 @@
 /* ringvm.c: the library's front door: build a machine from a config, run it, say how it ended. */
 #define _GNU_SOURCE
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arch/x86/acpi.h"
-#include "arch/x86/boot.h"
-#include "arch/x86/cpu.h"
-#include "arch/x86/legacy.h"
+#include "arch/arch.h"
 #include "devices/console/virtio_console.h"
 #include "devices/fs/virtio_fs.h"
 #include "guest/cmdline.h"
@@ -27,15 +24,12 @@
 #include "guest/sigfwd.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
+#include "vmm/errmsg.h"
 #include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
-#include "vmm/errmsg.h"
 
-#define RINGVM_MIN_MEMORY (64ULL << 20)
-#define RINGVM_MAX_MEMORY (1ULL << 40)
-#define RINGVM_MAX_CPUS 255 /* xAPIC IDs; 255 is the broadcast ID */
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
 /* At the end, how long the command's output may make no progress (and wait on nothing) before
@@ -45,20 +39,30 @@
    before ringvm stops the guest (or, after the command ended, gives up writing it out). */
 #define RINGVM_UNREAD_STOP_MS 2000
 
+/* What ringvm_run() needs of the config: the config itself need not outlive ringvm_create(). */
+struct ringvm_run_opts {
+	bool handle_signals;
+	bool seccomp;
+	bool drop_privileges;
+	unsigned int timeout_s;
+	unsigned int stop_timeout_ms;
+};
+
 struct ringvm {
-	struct ringvm_config cfg;
+	struct ringvm_run_opts opts;
 	struct vm vm;
 	bool vm_created;
 	struct console console;
 	bool console_created;
 	struct ringvm_devices devices;
+	bool ran; /* ringvm_run() was called: once per VM */
 	struct seccomp_confinement confine_vcpu, confine_control; /* used by their threads */
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
-	bool timed_out; /* ringvm_wait stopped the run at cfg.timeout_s */
+	bool timed_out; /* ringvm_wait stopped the run at opts.timeout_s */
 	int signal_port[2]; /* pipe: ringvm_wait writes forwarded signals, the signal port reads */
 	unsigned int signal_port_id; /* the signal port's number on devices.stdio */
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
-	struct gdb_stub *gdb; /* --gdb */
+	struct gdb_stub *gdb; /* cfg->gdb */
 };
 
 /* A read-only mapping of a whole file. */
@@ -66,20 +70,6 @@ struct mapped_file {
 	const uint8_t *data;
 	size_t size;
 };
-
-void ringvm_config_init(struct ringvm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->cpus = 1;
-	cfg->memory = 512ULL << 20;
-	cfg->stdio[0] = STDIN_FILENO;
-	cfg->stdio[1] = STDOUT_FILENO;
-	cfg->stdio[2] = STDERR_FILENO;
-	cfg->tty = RINGVM_TTY_AUTO;
-	cfg->stop_timeout_ms = RINGVM_STOP_TIMEOUT_MS;
-	cfg->seccomp = true;
-	cfg->drop_privileges = true;
-}
 
 static int map_file(const char *path, struct mapped_file *f)
 {
@@ -116,18 +106,9 @@ static void unmap_file(struct mapped_file *f)
 	f->data = NULL;
 }
 
-/* kvm_pvm cannot run a stock kernel's kernel-mode code: say so instead of hanging for minutes. */
-static bool host_kvm_is_pvm(void)
-{
-	const char *allow = getenv("RINGVM_ALLOW_PVM");
-	if (allow && strcmp(allow, "1") == 0)
-		return false;
-	return access("/sys/module/kvm_pvm", F_OK) == 0;
-}
-
 /* Append " KEY" + the wire form of argv (guest/cmdline.h) to out[*len..]; -E2BIG when full. */
-static int append_encoded(char *out, size_t outlen, size_t *len, const char *key, char *const *argv,
-			  int argc)
+static int append_encoded(char *out, size_t outlen, size_t *len, const char *key,
+			  const char *const *argv, int argc)
 {
 	int n = snprintf(out + *len, outlen - *len, " %s", key);
 	if (n < 0 || (size_t)n >= outlen - *len)
@@ -144,13 +125,13 @@ static int append_encoded(char *out, size_t outlen, size_t *len, const char *key
 static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_t *len)
 {
 	const struct ringvm_devices *d = &r->devices;
-	char *argv[3 * RINGVM_MAX_SHARES];
+	const char *argv[3 * RINGVM_MAX_DEVICES];
 	int argc = 0;
 	for (unsigned int i = 0; i < d->nr_shares; i++) {
 		struct fs_config *fc = d->share_cfgs[i];
-		char *mode = fc->readonly ? "ro" : "rw";
+		const char *mode = fc->readonly ? "ro" : "rw";
 		if ((int)i == d->root_share) {
-			char *root[2] = { fc->tag, mode };
+			const char *root[2] = { fc->tag, mode };
 			int ret = append_encoded(out, outlen, len, RINGVM_CMDLINE_ROOT, root, 2);
 			if (ret)
 				return ret;
@@ -164,18 +145,14 @@ static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_
 }
 
 /* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. */
-static int append_launch(const struct ringvm_config *cfg, char *out, size_t outlen, size_t *len)
+static int append_launch(const struct ringvm_launch *l, char *out, size_t outlen, size_t *len)
 {
-	if (cfg->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, cfg->env, cfg->nr_env))
+	if (l->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, l->env, (int)l->nr_env))
 		return -E2BIG;
-	if (cfg->workdir) {
-		char *dir[1] = { (char *)(uintptr_t)cfg->workdir };
-		if (append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, dir, 1))
-			return -E2BIG;
-	}
-	if (cfg->set_user) {
-		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, cfg->uid,
-				 cfg->gid);
+	if (l->workdir && append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, &l->workdir, 1))
+		return -E2BIG;
+	if (l->set_user) {
+		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, l->uid, l->gid);
 		if (n < 0 || (size_t)n >= outlen - *len)
 			return -E2BIG;
 		*len += (size_t)n;
@@ -183,33 +160,15 @@ static int append_launch(const struct ringvm_config *cfg, char *out, size_t outl
 	return 0;
 }
 
-/* The launch settings a guest can take: NAME=VALUE entries, an absolute directory, real ids. */
-static int check_launch(const struct ringvm_config *cfg, char *err, size_t errlen)
-{
-	for (int i = 0; i < cfg->nr_env; i++) {
-		const char *e = cfg->env[i], *eq = e ? strchr(e, '=') : NULL;
-		if (!eq || eq == e)
-			return errmsg(err, errlen, -EINVAL, "--env %s: want NAME=VALUE", e ? e : "(null)");
-	}
-	if (cfg->workdir && cfg->workdir[0] != '/')
-		return errmsg(err, errlen, -EINVAL, "--workdir %s: the directory must be absolute",
-			    cfg->workdir);
-	if (cfg->set_user && (cfg->uid == UINT32_MAX || cfg->gid == UINT32_MAX))
-		return errmsg(err, errlen, -EINVAL, "--user: 4294967295 is not a usable id");
-	if ((cfg->nr_env || cfg->workdir || cfg->set_user) && cfg->argc == 0)
-		return errmsg(err, errlen, -EINVAL,
-			    "--env, --workdir and --user apply to a COMMAND (none given)");
-	return 0;
-}
+/* Room for any command line this builds; the kernel's own limit is checked after. */
+#define RINGVM_CMDLINE_BUF 65536
 
-static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, char *out, size_t outlen,
-			 char *err, size_t errlen)
+static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg, size_t max, char *out,
+			 size_t outlen, char *err, size_t errlen)
 {
-	const struct ringvm_config *cfg = &r->cfg;
 	size_t len = 0;
-	int n = snprintf(out, outlen,
-			 "console=ttyS0 reboot=k panic=-1 pci=off 8250.nr_uarts=1 i8042.noaux "
-			 "tsc=reliable no_timer_check %s",
+	/* panic=-1: a panicking kernel reboots at once, and ringvm reports the panic. */
+	int n = snprintf(out, outlen, "%s panic=-1 %s", arch_cmdline_base(),
 			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
 			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 	if (n < 0 || (size_t)n >= outlen)
@@ -236,32 +195,31 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
 	   signal port alone. */
 	n = 0;
 	if (r->streams)
-		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO,
-			     RINGVM_STDIO_VIRTIO);
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO, RINGVM_STDIO_VIRTIO);
 	else if (r->devices.stdio)
-		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_SIGNALS,
-			     RINGVM_STDIO_VIRTIO);
+		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_SIGNALS, RINGVM_STDIO_VIRTIO);
 	if (n < 0 || (size_t)n >= outlen - len)
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 	len += (size_t)n;
 	n = 0;
-	if (!r->streams && cfg->argc > 0 && (cfg->stdio[0] < 0 || !isatty(cfg->stdio[0])))
+	if (!r->streams && cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
 		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
 	if (n < 0 || (size_t)n >= outlen - len)
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
 	len += (size_t)n;
-	if (append_launch(cfg, out, outlen, &len))
+	if (append_launch(&cfg->launch, out, outlen, &len))
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long (the environment, "
-						  "working directory or user)");
+						   "working directory or user)");
 	if (append_mounts(r, out, outlen, &len))
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
-	if (cfg->argc > 0 && append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, cfg->argc))
+	if (cfg->argc > 0 &&
+	    append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
 		return errmsg(err, errlen, -E2BIG, "the command is too long for the kernel command line");
-	if (len > k->cmdline_max)
+	if (len > max)
 		return errmsg(err, errlen, -E2BIG,
-			    "kernel command line too long: %zu bytes, this kernel takes at most %u (shorten "
-			    "the command or --cmdline)",
-			    len, k->cmdline_max);
+				"kernel command line too long: %zu bytes, this kernel takes at most %zu (shorten "
+				"the command or --cmdline)",
+				len, max);
 	return 0;
 }
 
@@ -269,7 +227,8 @@ static int build_cmdline(const struct ringvm *r, const struct x86_kernel *k, cha
  * The command's streams on virtio-console (a closed stdio fd is /dev/null) and the signal port; with
  * streams false (the command on a tty) the signal port alone.
  */
-static int ringvm_add_streams(struct ringvm *r, bool streams, char *err, size_t errlen)
+static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg, bool streams, char *err,
+			      size_t errlen)
 {
 	int fds[3], null_fd = -1;
 
@@ -278,7 +237,7 @@ static int ringvm_add_streams(struct ringvm *r, bool streams, char *err, size_t 
 		return errmsg(err, errlen, -errno, "the signal port's pipe: %s", strerror(errno));
 	r->signal_port_id = streams ? 3 : 0;
 	for (int i = 0; i < 3 && streams; i++) {
-		fds[i] = r->cfg.stdio[i];
+		fds[i] = cfg->console.stdio[i];
 		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
 			continue;
 		if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
@@ -294,25 +253,18 @@ static int ringvm_add_streams(struct ringvm *r, bool streams, char *err, size_t 
 
 bool ringvm_config_wants_streams(const struct ringvm_config *cfg)
 {
-	if (cfg->argc == 0 || cfg->tty == RINGVM_TTY_ON)
+	const struct ringvm_console *c = &cfg->console;
+	if (cfg->argc == 0 || c->tty == RINGVM_TTY_ON)
 		return false;
-	return cfg->tty == RINGVM_TTY_OFF || cfg->stdio[0] < 0 || !isatty(cfg->stdio[0]);
+	return c->tty == RINGVM_TTY_OFF || c->stdio[0] < 0 || !isatty(c->stdio[0]);
 }
 
-static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
+static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
-	const struct ringvm_config *cfg = &r->cfg;
 	struct mapped_file kernel = { 0 }, initrd = { 0 };
-	int ret;
-
-	if (cfg->cpus < 1 || cfg->cpus > RINGVM_MAX_CPUS)
-		return errmsg(err, errlen, -EINVAL, "--cpus must be between 1 and %d", RINGVM_MAX_CPUS);
-	if (cfg->memory < RINGVM_MIN_MEMORY || cfg->memory > RINGVM_MAX_MEMORY || cfg->memory % 4096)
-		return errmsg(err, errlen, -EINVAL,
-			    "--memory must be a multiple of 4K between 64M and 1T");
-	if (!cfg->kernel)
-		return errmsg(err, errlen, -EINVAL, "no kernel given");
-	ret = check_launch(cfg, err, errlen);
+	struct arch_boot *boot = NULL;
+	char *cmdline = NULL;
+	int ret = ringvm_config_check(cfg, err, errlen);
 	if (ret)
 		return ret;
 
@@ -343,98 +295,75 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	r->vm.verbose = cfg->verbose;
 	r->streams = ringvm_config_wants_streams(cfg);
 
-	struct x86_kernel k;
-	ret = x86_load_kernel(&r->vm.mem, kernel.data, kernel.size, &k);
+	ret = arch_kernel_load(&r->vm, kernel.data, kernel.size, &boot);
 	if (ret == -ENOEXEC) {
 		ret = errmsg(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
 	} else if (ret == -ENOMEM) {
 		ret = errmsg(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
-			   cfg->kernel, (unsigned long long)(cfg->memory >> 20));
+			       cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
 	} else if (ret) {
 		ret = errmsg(err, errlen, ret,
-			   "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
-			   cfg->kernel);
+			       "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
+			       cfg->kernel);
 		goto out;
 	}
-
-	struct x86_boot_info info = { .rsdp_addr = LAYOUT_ACPI_START };
-	if (initrd.data) {
-		info.initrd_size = initrd.size;
-		info.initrd_addr = x86_initrd_addr(&r->vm.mem, &k, initrd.size);
-		void *dst = info.initrd_addr ? gm_ptr(&r->vm.mem, info.initrd_addr, initrd.size) : NULL;
-		if (!dst) {
-			ret = errmsg(err, errlen, -ENOMEM,
-				   "initrd %s (%zu MiB) does not fit in guest memory next to the kernel",
-				   cfg->initrd, initrd.size >> 20);
-			goto out;
-		}
-		memcpy(dst, initrd.data, initrd.size);
+	if (initrd.data && (ret = arch_initrd_load(&r->vm, boot, initrd.data, initrd.size)) != 0) {
+		ret = errmsg(err, errlen, ret,
+			       "initrd %s (%zu MiB) does not fit in guest memory next to the kernel", cfg->initrd,
+			       initrd.size >> 20);
+		goto out;
 	}
 
 	/* The serial console: the terminal for a tty or the shell; with streams, only what the
 	   kernel and PID 1 have to say, on stderr. */
 	if (r->streams)
-		ret = console_create(&r->console, &r->vm, -1, cfg->stdio[2], false);
+		ret = console_create(&r->console, &r->vm, -1, cfg->console.stdio[2], false);
 	else
-		ret = console_create(&r->console, &r->vm, cfg->stdio[0], cfg->stdio[1],
+		ret = console_create(&r->console, &r->vm, cfg->console.stdio[0], cfg->console.stdio[1],
 				     cfg->argc == 0);
 	if (ret) {
 		ret = errmsg(err, errlen, ret, "console: %s", strerror(-ret));
 		goto out;
 	}
 	r->console_created = true;
-	ret = x86_legacy_register(&r->vm);
+	ret = arch_machine_init(&r->vm);
 	if (ret) {
-		ret = errmsg(err, errlen, ret, "legacy ports: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "machine devices: %s", strerror(-ret));
 		goto out;
 	}
 	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
 	if (!ret && r->streams)
-		ret = ringvm_add_streams(r, true, err, errlen);
+		ret = ringvm_add_streams(r, cfg, true, err, errlen);
 	else if (!ret && cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)
-		ret = ringvm_add_streams(r, false, err, errlen); /* a tty: signals only */
+		ret = ringvm_add_streams(r, cfg, false, err, errlen); /* a tty: signals only */
 	if (ret)
 		goto out;
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
-	if (host_kvm_is_pvm()) {
-		ret = errmsg(err, errlen, -ENOTSUP,
-			   "/dev/kvm here is PVM (kvm_pvm), which cannot run a stock Linux kernel; use a "
-			   "hardware-KVM host or the KVM lab (tests/lab/run)");
+	const char *unfit = arch_host_unfit();
+	if (unfit) {
+		ret = errmsg(err, errlen, -ENOTSUP, "%s", unfit);
 		goto out;
 	}
 
-	struct acpi_config acpi = {
-		.nr_cpus = cfg->cpus,
-		.mmio_devs = r->vm.virtio_mmio,
-		.nr_mmio_devs = r->vm.nr_virtio_mmio,
-	};
-	void *acpi_buf = gm_ptr(&r->vm.mem, LAYOUT_ACPI_START, LAYOUT_ACPI_SIZE);
-	ret = acpi_buf ? acpi_build(&acpi, acpi_buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_START) : -EFAULT;
-	if (ret < 0) {
-		ret = errmsg(err, errlen, ret, "building ACPI tables: %s", strerror(-ret));
+	cmdline = malloc(RINGVM_CMDLINE_BUF);
+	if (!cmdline) {
+		ret = errmsg(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-
-	char cmdline[LAYOUT_CMDLINE_MAX];
-	ret = build_cmdline(r, &k, cmdline, sizeof(cmdline), err, errlen);
+	ret = build_cmdline(r, cfg, arch_cmdline_max(boot), cmdline, RINGVM_CMDLINE_BUF, err, errlen);
 	if (ret)
 		goto out;
-	info.cmdline = cmdline;
-	ret = x86_write_boot_info(&r->vm.mem, &k, &info);
-	if (!ret)
-		ret = x86_boot_tables_write(&r->vm.mem);
-	if (ret) {
-		ret = errmsg(err, errlen, ret, "writing boot information: %s", strerror(-ret));
+	ret = arch_boot_describe(&r->vm, boot, cmdline, err, errlen);
+	if (ret)
 		goto out;
-	}
 	if (cfg->verbose)
 		fprintf(stderr, "ringvm: kernel command line: %s\n", cmdline);
 
 	ret = vcpus_create(&r->vm);
 	if (!ret)
-		ret = x86_boot_regs_apply(r->vm.vcpus[0].fd, &k);
+		ret = arch_boot_vcpu(boot, r->vm.vcpus[0].fd);
 	if (ret) {
 		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
 		goto out;
@@ -447,6 +376,8 @@ static int ringvm_build(struct ringvm *r, char *err, size_t errlen)
 	}
 	ret = 0;
 out:
+	free(cmdline);
+	arch_boot_free(boot);
 	unmap_file(&kernel);
 	unmap_file(&initrd);
 	return ret;
@@ -457,9 +388,13 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 	struct ringvm *r = calloc(1, sizeof(*r));
 	if (!r)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	r->cfg = *cfg;
+	r->opts = (struct ringvm_run_opts){ .handle_signals = cfg->handle_signals,
+					    .seccomp = cfg->seccomp,
+					    .drop_privileges = cfg->drop_privileges,
+					    .timeout_s = cfg->timeout_s,
+					    .stop_timeout_ms = cfg->stop_timeout_ms };
 	r->signal_port[0] = r->signal_port[1] = -1;
-	int ret = ringvm_build(r, err, errlen);
+	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
 		return ret;
@@ -485,7 +420,7 @@ static bool ringvm_forward(struct ringvm *r, int sig)
 	int byte = sigfwd_encode(sig);
 	unsigned char c = (unsigned char)byte;
 
-	if (r->signal_port[1] < 0 || r->cfg.stop_timeout_ms == 0 || byte < 0 ||
+	if (r->signal_port[1] < 0 || r->opts.stop_timeout_ms == 0 || byte < 0 ||
 	    !vcon_port_guest_open(r->devices.stdio, r->signal_port_id))
 		return false;
 	return write(r->signal_port[1], &c, 1) == 1;
@@ -509,7 +444,7 @@ static void ringvm_check_after_signal(struct ringvm *r, struct ringvm_after_sign
 	if (now >= a->stop_at) {
 		vm_request_stop(&r->vm, VM_STOP_HOST, 128 + r->forwarded,
 				"stopped: the command did not end within %u ms of signal %d",
-				r->cfg.stop_timeout_ms, r->forwarded);
+				r->opts.stop_timeout_ms, r->forwarded);
 		return;
 	}
 	vcon_output_progress(r->devices.stdio, &moved, &writing);
@@ -526,13 +461,13 @@ static void ringvm_check_after_signal(struct ringvm *r, struct ringvm_after_sign
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
-	uint64_t deadline = r->cfg.timeout_s ? now_ms() + (uint64_t)r->cfg.timeout_s * 1000 : 0;
+	uint64_t deadline = r->opts.timeout_s ? now_ms() + (uint64_t)r->opts.timeout_s * 1000 : 0;
 	struct ringvm_after_signal after = { 0 };
 	while (!atomic_load(&r->vm.stopping)) {
 		if (deadline && now_ms() >= deadline) {
 			r->timed_out = true;
 			vm_request_stop(&r->vm, VM_STOP_HOST, RINGVM_EXIT_TIMEOUT, "timed out after %u s",
-					r->cfg.timeout_s);
+					r->opts.timeout_s);
 			break;
 		}
 		if (r->forwarded)
@@ -548,7 +483,7 @@ static void ringvm_wait(struct ringvm *r, int sig_fd)
 				/* The first signal starts the clock; later ones are forwarded too. */
 				if (!r->forwarded) {
 					r->forwarded = sig;
-					after.stop_at = now_ms() + r->cfg.stop_timeout_ms;
+					after.stop_at = now_ms() + r->opts.stop_timeout_ms;
 					after.unread_since = now_ms();
 					after.moved = UINT64_MAX;
 				}
@@ -640,12 +575,19 @@ bool ringvm_streams(const struct ringvm *r)
 	return r->streams;
 }
 
-int ringvm_run(struct ringvm *r, struct ringvm_result *res)
+int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t errlen)
 {
+	if (r->ran) {
+		memset(res, 0, sizeof(*res));
+		res->end = RINGVM_END_ERROR;
+		snprintf(res->message, sizeof(res->message), "this VM has already run");
+		return errmsg(err, errlen, -EALREADY, "%s", res->message);
+	}
+	r->ran = true;
 	int sig_fd = -1;
 	sigset_t sigs, block, old;
 	sigemptyset(&sigs);
-	if (r->cfg.handle_signals) {
+	if (r->opts.handle_signals) {
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
@@ -657,24 +599,24 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	sigaddset(&block, SIGUSR1);
 	sigaddset(&block, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	if (r->cfg.handle_signals)
+	if (r->opts.handle_signals)
 		sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
 
 	/* Before the first thread (capabilities are per thread; every later one inherits these):
 	   nothing beyond what the shares need, no_new_privs. */
 	int ret = 0;
-	if (r->cfg.drop_privileges) {
+	if (r->opts.drop_privileges) {
 		struct priv_need need;
 		ringvm_devices_priv_need(&r->devices, &need);
 		ret = priv_drop(priv_keep_mask(&need));
 	}
 	/*
 	 * Every thread confines itself to its role once its setup is over (vmm/seccomp.h): the queue
-	 * workers as they are made, the console's input thread, --gdb's stub thread, the vCPUs, which
-	 * then wait at the start gate, and last this thread; only then does the guest run its first
-	 * instruction.
+	 * workers as they are made, the console's input thread, the gdb stub's thread, the vCPUs,
+	 * which then wait at the start gate, and last this thread; only then does the guest run its
+	 * first instruction.
 	 */
-	enum seccomp_mode mode = r->cfg.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
+	enum seccomp_mode mode = r->opts.seccomp ? seccomp_mode_from_env() : SECCOMP_MODE_OFF;
 	r->confine_vcpu = (struct seccomp_confinement){
 		mode, r->gdb ? SECCOMP_ROLE_VCPU_GDB : SECCOMP_ROLE_VCPU, -1 };
 	r->confine_control = (struct seccomp_confinement){ mode, SECCOMP_ROLE_CONTROL, -1 };
@@ -704,6 +646,8 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res)
 	ringvm_drain_streams(r, sig_fd);
 	console_destroy(&r->console);
 	ringvm_fill_result(r, res);
+	if (ret)
+		errmsg(err, errlen, ret, "%s", res->message);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -738,24 +682,4 @@ void ringvm_destroy(struct ringvm *r)
 		if (r->signal_port[i] >= 0)
 			close(r->signal_port[i]);
 	free(r);
-}
-
-int ringvm_exit_code(const struct ringvm_result *res)
-{
-	switch (res->end) {
-	case RINGVM_END_EXIT_STATUS:
-	case RINGVM_END_STOPPED: /* 128 + the signal that stopped it, or 0 for Ctrl-A x */
-		return res->status;
-	case RINGVM_END_POWEROFF:
-	case RINGVM_END_RESET:
-		return 0;
-	case RINGVM_END_PANIC:
-	case RINGVM_END_CRASH:
-		return RINGVM_EXIT_CRASH;
-	case RINGVM_END_TIMEOUT:
-		return RINGVM_EXIT_TIMEOUT;
-	case RINGVM_END_ERROR:
-		break;
-	}
-	return RINGVM_EXIT_ERROR;
 }

@@ -1,12 +1,11 @@
 /* serve.c: ringvm serve: one device on a vhost-user socket, front-ends served one after another. */
 #define _GNU_SOURCE
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +16,9 @@
 #include "devices/blk/blk.h"
 #include "devices/fs/virtio_fs.h"
 #include "devices/vhost_user/vu_backend.h"
+#include "vmm/errmsg.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
-#include "vmm/errmsg.h"
 #include "vmm/unix_sock.h"
 
 /* The device being served, whichever kind. */
@@ -36,7 +35,6 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 	cfg->device = RINGVM_SERVE_FS;
 	cfg->listen_fd = -1;
 	cfg->stop_fd = -1;
-	cfg->queues = 1;
 	cfg->poll_us = RINGVM_SERVE_POLL_US;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
@@ -45,62 +43,42 @@ void ringvm_serve_config_init(struct ringvm_serve_config *cfg)
 static int serve_create_fs(const struct ringvm_serve_config *cfg, struct serve_dev *d, char *err,
 			   size_t errlen)
 {
-	struct fs_config *fc = &d->fs_cfg;
-	if (!cfg->shared_dir)
+	if (!cfg->share.host_dir)
 		return errmsg(err, errlen, -EINVAL, "serve fs: --shared-dir DIR is required");
-	if (strlen(cfg->shared_dir) >= sizeof(fc->host_dir))
-		return errmsg(err, errlen, -ENAMETOOLONG, "--shared-dir: path too long");
-	snprintf(fc->host_dir, sizeof(fc->host_dir), "%s", cfg->shared_dir);
-	snprintf(fc->guest_dir, sizeof(fc->guest_dir), "/");
-	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system, not us. */
-	snprintf(fc->tag, sizeof(fc->tag), "ringvm");
-	fc->readonly = cfg->readonly;
-	fc->allow_direct_io = cfg->allow_direct_io;
-	/* ringvm run --share's defaults: no device nodes, no setuid bits, user.* xattrs. */
-	fc->dev = false;
-	fc->suid = false;
-	fc->xattr = FS_XATTR_USER;
-	if (cfg->queues < 1 || cfg->queues > FS_MAX_QUEUES)
-		return errmsg(err, errlen, -EINVAL, "--queues must be 1..%d", FS_MAX_QUEUES);
-	fc->queues = cfg->queues;
-	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
-		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d",
-				  RINGVM_SERVE_MAX_POLL_US);
-	fc->poll_us = cfg->poll_us;
-	const char *c = cfg->cache ? cfg->cache : "auto";
-	if (!strcmp(c, "auto"))
-		fc->cache = FS_CACHE_AUTO;
-	else if (!strcmp(c, "always"))
-		fc->cache = FS_CACHE_ALWAYS;
-	else if (!strcmp(c, "never"))
-		fc->cache = FS_CACHE_NEVER;
-	else
-		return errmsg(err, errlen, -EINVAL, "--cache %s: must be auto, always or never", c);
-	int ret = virtio_fs_create(fc, &d->fs);
+	/* The front-end (QEMU's vhost-user-fs tag= property) names the file system and where it is
+	   mounted, not us. */
+	struct ringvm_share s = cfg->share;
+	s.guest_dir = "/";
+	s.tag = "ringvm";
+	const char *why;
+	int ret = fs_config_from(&s, &d->fs_cfg, &why);
 	if (ret)
-		return errmsg(err, errlen, ret, "--shared-dir %s: %s", fc->host_dir,
-				  strerror(-ret));
+		return errmsg(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, why);
+	if (cfg->poll_us > RINGVM_MAX_POLL_US)
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d", RINGVM_MAX_POLL_US);
+	d->fs_cfg.poll_us = cfg->poll_us;
+	ret = virtio_fs_create(&d->fs_cfg, &d->fs);
+	if (ret)
+		return errmsg(err, errlen, ret, "--shared-dir %s: %s", s.host_dir, strerror(-ret));
 	return 0;
 }
 
 static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_dev *d, char *err,
 			    size_t errlen)
 {
-	if (!cfg->disk)
+	if (!cfg->disk.path)
 		return errmsg(err, errlen, -EINVAL, "serve blk: --disk SPEC is required");
-	int ret = blk_parse_spec(cfg->disk, &d->blk_cfg);
+	const char *why;
+	int ret = blk_config_from(&cfg->disk, &d->blk_cfg, &why);
 	if (ret)
-		return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disk,
-				  d->blk_cfg.error ? d->blk_cfg.error : strerror(-ret));
-	if (cfg->poll_us > RINGVM_SERVE_MAX_POLL_US)
-		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d",
-				  RINGVM_SERVE_MAX_POLL_US);
-	if (!d->blk_cfg.poll_us_given)
+		return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disk.path, why);
+	if (cfg->poll_us > RINGVM_MAX_POLL_US)
+		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d", RINGVM_MAX_POLL_US);
+	if (!cfg->disk.poll_us) /* the disk's own setting wins */
 		d->blk_cfg.poll_us = cfg->poll_us;
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
-		return errmsg(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path,
-				  blk_strerror(ret));
+		return errmsg(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path, blk_strerror(ret));
 	return 0;
 }
 

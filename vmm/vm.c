@@ -162,11 +162,13 @@ const struct guest_mem *vm_guest_mem(struct vm *vm)
 
 int vm_alloc_virtio_mmio(struct vm *vm, uint64_t *base, uint32_t *gsi)
 {
+	static const uint32_t gsis[] = LAYOUT_GSI_VIRTIO;
+	_Static_assert(sizeof(gsis) / sizeof(gsis[0]) == LAYOUT_GSI_VIRTIO_COUNT, "LAYOUT_GSI_VIRTIO_COUNT");
 	unsigned int n = vm->nr_virtio_mmio;
-	if (n == LAYOUT_VIRTIO_MMIO_MAX || LAYOUT_GSI_VIRTIO_FIRST + n > LAYOUT_GSI_MAX)
+	if (n == LAYOUT_VIRTIO_MMIO_MAX || n == LAYOUT_GSI_VIRTIO_COUNT)
 		return -ENOSPC;
 	*base = LAYOUT_VIRTIO_MMIO_START + n * LAYOUT_VIRTIO_MMIO_SIZE;
-	*gsi = LAYOUT_GSI_VIRTIO_FIRST + n;
+	*gsi = gsis[n];
 	vm->virtio_mmio[n] = (struct acpi_mmio_dev){ *base, LAYOUT_VIRTIO_MMIO_SIZE, *gsi };
 	vm->nr_virtio_mmio = n + 1;
 	return 0;

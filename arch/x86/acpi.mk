@@ -11,6 +11,6 @@ ALL_TARGETS += $(B)/tests/acpi-dump
 $(B)/tests/acpi-dump: $(B)/obj/arch/x86/acpi_dump.o $(B)/obj/arch/x86/acpi.o $(B)/obj/arch/x86/aml.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 HOST_TESTS += arch/x86/test_acpi_iasl.sh

@@ -75,11 +75,12 @@ int main(int argc, char **argv)
 	const char *dir = argv[1];
 	unsigned int nr_cpus = argc == 3 ? (unsigned int)strtoul(argv[2], NULL, 0) : 2;
 
+	static const uint32_t gsis[] = LAYOUT_GSI_VIRTIO;
 	struct acpi_mmio_dev devs[NR_SAMPLE_DEVS];
 	for (unsigned int i = 0; i < NR_SAMPLE_DEVS; i++)
 		devs[i] = (struct acpi_mmio_dev){ .base = LAYOUT_VIRTIO_MMIO_START + i * LAYOUT_VIRTIO_MMIO_SIZE,
 						  .size = LAYOUT_VIRTIO_MMIO_SIZE,
-						  .gsi = LAYOUT_GSI_VIRTIO_FIRST + i };
+						  .gsi = gsis[i % LAYOUT_GSI_VIRTIO_COUNT] };
 	struct acpi_config cfg = { .nr_cpus = nr_cpus, .mmio_devs = devs, .nr_mmio_devs = NR_SAMPLE_DEVS };
 
 	dump_used = acpi_build(&cfg, dump_buf, sizeof(dump_buf), LAYOUT_ACPI_START);

@@ -89,10 +89,11 @@ static unsigned int count_in(size_t off, size_t len, const char *s)
 
 static void sample_devs(struct acpi_mmio_dev *devs, unsigned int n)
 {
+	static const uint32_t gsis[] = LAYOUT_GSI_VIRTIO;
 	for (unsigned int i = 0; i < n; i++)
 		devs[i] = (struct acpi_mmio_dev){ .base = LAYOUT_VIRTIO_MMIO_START + i * LAYOUT_VIRTIO_MMIO_SIZE,
 						  .size = LAYOUT_VIRTIO_MMIO_SIZE,
-						  .gsi = LAYOUT_GSI_VIRTIO_FIRST + i % 8 };
+						  .gsi = gsis[i % LAYOUT_GSI_VIRTIO_COUNT] };
 }
 
 static void check_machine(unsigned int nr_cpus, unsigned int nr_devs)

@@ -1,4 +1,4 @@
-/* blk.h: virtio-blk over a host file, as the CLI sees it: --disk option parsing, open, create, destroy. */
+/* blk.h: virtio-blk over a host file, as the machine sees it: its config, open, create, destroy. */
 #ifndef RINGVM_BLK_H
 #define RINGVM_BLK_H
 
@@ -13,7 +13,7 @@
 #define BLK_MAX_QUEUES 16
 #define BLK_MAX_POLL_US 1000 /* a worker spinning longer than this costs more than a wakeup */
 
-/* One --disk PATH[,readonly][,queues=N][,direct=on|off][,id=STRING][,poll_us=N]. */
+/* One disk, as the device keeps it: a checked copy of a struct ringvm_disk (include/ringvm.h). */
 struct blk_config {
 	char path[4096];
 	bool readonly;
@@ -22,15 +22,15 @@ struct blk_config {
 	char id[BLK_ID_MAX + 1]; /* "" = derived from the path */
 	unsigned int poll_us;    /* queue workers busy-poll up to this long before sleeping (the window
 				    adapts below it, devices/virtio/pace.h); 0 = off */
-	bool poll_us_given;      /* poll_us= was in the spec (ringvm serve's --poll-us defers to it) */
-	const char *error;       /* set by blk_parse_spec on failure: a static one-line reason */
 };
 
+struct ringvm_disk;
 /*
- * Parse a --disk value into *out. Returns 0, or -EINVAL with out->error set to a static one-line
- * reason ("queues= must be 1..16", "unknown option", ...) for the CLI's error message.
+ * Check a public disk description (ranges, id characters; no file access) and copy it into *out.
+ * 0, or -EINVAL with *why a static one-line reason ("queues must be 1..16 ...").
  */
-__attribute__((warn_unused_result)) int blk_parse_spec(const char *spec, struct blk_config *out);
+__attribute__((warn_unused_result)) int blk_config_from(const struct ringvm_disk *d,
+							struct blk_config *out, const char **why);
 
 /*
  * Check and open the backing file before boot: a regular file or a block device, readable, and

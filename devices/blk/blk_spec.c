@@ -1,6 +1,8 @@
-/* blk_spec.c: the --disk option parser and the pre-boot checks of the backing file. */
+/* blk_spec.c: a disk's public description checked and copied, and the pre-boot checks of its file. */
 #define _GNU_SOURCE
 #include "devices/blk/blk.h"
+
+#include "include/ringvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,95 +11,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int blk_spec_error(struct blk_config *out, const char *msg)
-{
-	out->error = msg;
-	return -EINVAL;
-}
+/* The public limits are the device's own. */
+_Static_assert(RINGVM_MAX_QUEUES == BLK_MAX_QUEUES, "disk queue limit");
+_Static_assert(RINGVM_MAX_POLL_US == BLK_MAX_POLL_US, "disk poll limit");
+_Static_assert(RINGVM_DISK_ID_MAX == BLK_ID_MAX, "disk id length");
 
-/* Decimal digits only, at most max: 0 or -EINVAL. */
-static int blk_parse_uint(const char *s, size_t len, unsigned int max, unsigned int *out)
-{
-	unsigned int n = 0;
-	if (len == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9' || n > max)
-			return -EINVAL;
-		n = n * 10 + (unsigned int)(s[i] - '0');
-	}
-	if (n > max)
-		return -EINVAL;
-	*out = n;
-	return 0;
-}
-
-/* One comma-separated option of length len at opt. */
-static int blk_parse_option(const char *opt, size_t len, struct blk_config *out)
-{
-	if (len == 8 && !memcmp(opt, "readonly", 8)) {
-		out->readonly = true;
-		return 0;
-	}
-	if (len >= 7 && !memcmp(opt, "queues=", 7)) {
-		if (blk_parse_uint(opt + 7, len - 7, BLK_MAX_QUEUES, &out->queues) ||
-		    out->queues == 0)
-			return blk_spec_error(out, "queues= must be a number from 1 to 16");
-		return 0;
-	}
-	if (len >= 8 && !memcmp(opt, "poll_us=", 8)) {
-		if (blk_parse_uint(opt + 8, len - 8, BLK_MAX_POLL_US, &out->poll_us))
-			return blk_spec_error(out, "poll_us= must be a number from 0 to 1000");
-		out->poll_us_given = true;
-		return 0;
-	}
-	if (len > 7 && !memcmp(opt, "direct=", 7)) {
-		if (len == 9 && !memcmp(opt + 7, "on", 2))
-			out->direct = true;
-		else if (len == 10 && !memcmp(opt + 7, "off", 3))
-			out->direct = false;
-		else
-			return blk_spec_error(out, "direct= must be on or off");
-		return 0;
-	}
-	if (len >= 3 && !memcmp(opt, "id=", 3)) {
-		size_t n = len - 3;
-		if (n == 0 || n > BLK_ID_MAX)
-			return blk_spec_error(out, "id= must be 1 to 20 characters");
-		for (size_t i = 3; i < len; i++)
-			if (opt[i] < 0x21 || opt[i] > 0x7e)
-				return blk_spec_error(out,
-						      "id= must be printable ASCII without spaces");
-		memcpy(out->id, opt + 3, n);
-		out->id[n] = '\0';
-		return 0;
-	}
-	return blk_spec_error(out, "unknown option (expected readonly, queues=N, direct=on|off, "
-				   "id=STRING, poll_us=N)");
-}
-
-int blk_parse_spec(const char *spec, struct blk_config *out)
+int blk_config_from(const struct ringvm_disk *d, struct blk_config *out, const char **why)
 {
 	memset(out, 0, sizeof(*out));
-	const char *comma = strchr(spec, ',');
-	size_t path_len = comma ? (size_t)(comma - spec) : strlen(spec);
-	if (path_len == 0)
-		return blk_spec_error(out, "missing file name (PATH[,readonly][,queues=N]"
-					   "[,direct=on|off][,id=STRING][,poll_us=N])");
-	if (path_len >= sizeof(out->path))
-		return blk_spec_error(out, "file name too long");
-	memcpy(out->path, spec, path_len);
-	out->path[path_len] = '\0';
-	while (comma) {
-		const char *opt = comma + 1;
-		comma = strchr(opt, ',');
-		size_t len = comma ? (size_t)(comma - opt) : strlen(opt);
-		if (len == 0)
-			return blk_spec_error(out, "empty option (two commas in a row?)");
-		int err = blk_parse_option(opt, len, out);
-		if (err)
-			return err;
+	if (!d->path || !d->path[0]) {
+		*why = "no path";
+		return -EINVAL;
 	}
+	if (strlen(d->path) >= sizeof(out->path)) {
+		*why = "path too long";
+		return -EINVAL;
+	}
+	if (d->queues > BLK_MAX_QUEUES) {
+		*why = "queues must be 1..16 (0: one per vCPU)";
+		return -EINVAL;
+	}
+	if (d->poll_us > BLK_MAX_POLL_US) {
+		*why = "poll_us must be 0..1000";
+		return -EINVAL;
+	}
+	if (d->id) {
+		size_t n = strlen(d->id);
+		if (n == 0 || n > BLK_ID_MAX) {
+			*why = "id must be 1 to 20 characters";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (d->id[i] < 0x21 || d->id[i] > 0x7e) {
+				*why = "id must be printable ASCII without spaces";
+				return -EINVAL;
+			}
+		}
+		memcpy(out->id, d->id, n + 1);
+	}
+	memcpy(out->path, d->path, strlen(d->path) + 1);
+	out->readonly = d->readonly;
+	out->direct = d->direct;
+	out->queues = d->queues;
+	out->poll_us = d->poll_us;
 	return 0;
 }
 

@@ -65,25 +65,6 @@ static int serve(struct fs_server *s, struct fsc *c, size_t max_fds)
 	return err ? err : fsc_init(c, 0);
 }
 
-static void test_parse(void)
-{
-	struct fs_limits l;
-	const char *err = NULL;
-
-	TAP_CHECK(fs_parse_limits("fds=5000,dir_buffers=64", &l, &err) == 0 && l.max_fds == 5000 &&
-			  l.max_dir_buffers == 64,
-		  "--fs-limits fds=5000,dir_buffers=64");
-	TAP_CHECK(fs_parse_limits("dir_buffers=1", &l, &err) == 0 && l.max_fds == 0 &&
-			  l.max_dir_buffers == 1,
-		  "--fs-limits dir_buffers=1 alone");
-	TAP_CHECK(fs_parse_limits("fds=0", &l, &err) == -EINVAL && err &&
-			  fs_parse_limits("fds=-1", &l, &err) == -EINVAL &&
-			  fs_parse_limits("fds=1x", &l, &err) == -EINVAL &&
-			  fs_parse_limits("files=3", &l, &err) == -EINVAL &&
-			  fs_parse_limits("", &l, &err) == -EINVAL,
-		  "bad --fs-limits values refused");
-}
-
 /* Two shares, one budget of 100 fds: what one holds, the other cannot have. */
 static void test_one_budget(void)
 {
@@ -205,7 +186,6 @@ int main(void)
 	struct rlimit rl = { 2 * NOPEN, 2 * NOPEN };
 	int nopen = NOPEN;
 
-	test_parse();
 	strcpy(root, "/var/tmp/ringvm-fslim-XXXXXX");
 	if (!mkdtemp(root) || populate()) {
 		perror("setup");

@@ -19,6 +19,7 @@
 #include "devices/fs/fs_server.h"
 #include "devices/fs/virtio_fs.h"
 #include "tests/support/fs_call.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 
 static char root[64];
@@ -373,22 +374,22 @@ static void test_parse(void)
 	struct fs_config fc;
 	const char *err = NULL;
 
-	TAP_CHECK(fs_parse_spec("/a:/b", &fc, &err) == 0 && !fc.dev && !fc.suid &&
+	TAP_CHECK(spec_fs_config("/a:/b", &fc, &err) == 0 && !fc.dev && !fc.suid &&
 			  fc.xattr == FS_XATTR_USER,
 		  "--share defaults: no dev, no suid, xattr=user");
-	TAP_CHECK(fs_parse_spec("/a:/b,dev,suid,xattr=all", &fc, &err) == 0 && fc.dev && fc.suid &&
+	TAP_CHECK(spec_fs_config("/a:/b,dev,suid,xattr=all", &fc, &err) == 0 && fc.dev && fc.suid &&
 			  fc.xattr == FS_XATTR_ALL,
 		  "--share ,dev,suid,xattr=all");
-	TAP_CHECK(fs_parse_spec("/a:/b,xattr=none", &fc, &err) == 0 && fc.xattr == FS_XATTR_NONE &&
-			  fs_parse_spec("/a:/b,xattr=security", &fc, &err) == 0 &&
+	TAP_CHECK(spec_fs_config("/a:/b,xattr=none", &fc, &err) == 0 && fc.xattr == FS_XATTR_NONE &&
+			  spec_fs_config("/a:/b,xattr=security", &fc, &err) == 0 &&
 			  fc.xattr == FS_XATTR_SECURITY,
 		  "xattr=none, xattr=security");
 	err = NULL;
-	TAP_CHECK(fs_parse_spec("/a:/b,xattr=trusted", &fc, &err) == -EINVAL && err &&
+	TAP_CHECK(spec_fs_config("/a:/b,xattr=trusted", &fc, &err) == -EINVAL && err &&
 			  strstr(err, "xattr="),
 		  "xattr=trusted refused with a one-line reason");
-	TAP_CHECK(fs_parse_spec("/a:/b,xattr=", &fc, &err) == -EINVAL &&
-			  fs_parse_spec("/a:/b,devs", &fc, &err) == -EINVAL,
+	TAP_CHECK(spec_fs_config("/a:/b,xattr=", &fc, &err) == -EINVAL &&
+			  spec_fs_config("/a:/b,devs", &fc, &err) == -EINVAL,
 		  "empty xattr= and unknown devs refused");
 }
 

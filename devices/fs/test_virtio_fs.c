@@ -20,6 +20,7 @@
 #include "devices/virtio/mmio.h"
 #include "tests/support/fuse_req.h"
 #include "tests/support/mmio_driver.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -255,31 +256,31 @@ static void test_parse(void)
 	struct fs_config c;
 	const char *err = NULL;
 
-	TAP_CHECK(fs_parse_spec("/srv/data:/data,readonly,cache=never,queues=4", &c, &err) == 0 &&
+	TAP_CHECK(spec_fs_config("/srv/data:/data,readonly,cache=never,queues=4", &c, &err) == 0 &&
 			  !strcmp(c.host_dir, "/srv/data") && !strcmp(c.guest_dir, "/data") &&
 			  c.readonly && c.cache == FS_CACHE_NEVER && c.queues == 4 &&
 			  !strcmp(c.tag, "data"),
 		  "parse a full --share");
-	TAP_CHECK(fs_parse_spec("/a:/x/y", &c, &err) == 0 && !strcmp(c.tag, "x_y") && c.queues == 1 &&
+	TAP_CHECK(spec_fs_config("/a:/x/y", &c, &err) == 0 && !strcmp(c.tag, "x_y") && c.queues == 1 &&
 			  c.cache == FS_CACHE_AUTO && !c.readonly,
 		  "defaults and derived tag");
-	TAP_CHECK(fs_parse_spec("/a:/", &c, &err) == 0 && !strcmp(c.tag, "root"), "tag of '/'");
-	TAP_CHECK(fs_parse_spec("/a:/b,tag=src", &c, &err) == 0 && !strcmp(c.tag, "src"), "tag=");
-	TAP_CHECK(fs_parse_spec("/a", &c, &err) == -EINVAL && err, "missing GUESTDIR refused");
-	TAP_CHECK(fs_parse_spec("/a:rel", &c, &err) == -EINVAL, "relative GUESTDIR refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,cache=sometimes", &c, &err) == -EINVAL, "bad cache= refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,queues=0", &c, &err) == -EINVAL, "queues=0 refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,queues=17", &c, &err) == -EINVAL, "queues=17 refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,tag=a:b", &c, &err) == -EINVAL, "tag with ':' refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,tag=0123456789012345678901234567890123456", &c, &err) ==
+	TAP_CHECK(spec_fs_config("/a:/", &c, &err) == 0 && !strcmp(c.tag, "root"), "tag of '/'");
+	TAP_CHECK(spec_fs_config("/a:/b,tag=src", &c, &err) == 0 && !strcmp(c.tag, "src"), "tag=");
+	TAP_CHECK(spec_fs_config("/a", &c, &err) == -EINVAL && err, "missing GUESTDIR refused");
+	TAP_CHECK(spec_fs_config("/a:rel", &c, &err) == -EINVAL, "relative GUESTDIR refused");
+	TAP_CHECK(spec_fs_config("/a:/b,cache=sometimes", &c, &err) == -EINVAL, "bad cache= refused");
+	TAP_CHECK(spec_fs_config("/a:/b,queues=0", &c, &err) == -EINVAL, "queues=0 refused");
+	TAP_CHECK(spec_fs_config("/a:/b,queues=17", &c, &err) == -EINVAL, "queues=17 refused");
+	TAP_CHECK(spec_fs_config("/a:/b,tag=a:b", &c, &err) == -EINVAL, "tag with ':' refused");
+	TAP_CHECK(spec_fs_config("/a:/b,tag=0123456789012345678901234567890123456", &c, &err) ==
 			  -EINVAL,
 		  "37-byte tag refused");
-	TAP_CHECK(fs_parse_spec("/a:/b,bogus", &c, &err) == -EINVAL, "unknown option refused");
-	TAP_CHECK(fs_parse_root("/", &c, &err) == 0 && c.readonly && !strcmp(c.tag, "root") &&
+	TAP_CHECK(spec_fs_config("/a:/b,bogus", &c, &err) == -EINVAL, "unknown option refused");
+	TAP_CHECK(spec_fs_root("/", &c, &err) == 0 && c.readonly && !strcmp(c.tag, "root") &&
 			  !strcmp(c.guest_dir, "/"),
 		  "--root / is read-only");
-	TAP_CHECK(fs_parse_root("/srv,rw", &c, &err) == 0 && !c.readonly, "--root ,rw");
-	TAP_CHECK(fs_parse_root("/srv,xx", &c, &err) == -EINVAL, "--root bad option refused");
+	TAP_CHECK(spec_fs_root("/srv,rw", &c, &err) == 0 && !c.readonly, "--root ,rw");
+	TAP_CHECK(spec_fs_root("/srv,xx", &c, &err) == -EINVAL, "--root bad option refused");
 }
 
 int main(void)
@@ -297,12 +298,12 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(cmd, sizeof(cmd), "%s/missing:/m", dir);
-	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == -ENOENT,
+	TAP_CHECK(spec_fs_config(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == -ENOENT,
 		  "a missing directory is refused before boot");
 	/* The device never attaches itself: created with no VM in the process, it is on no bus until
 	   the test, like vmm/devices.c, hands it to a transport. */
 	snprintf(cmd, sizeof(cmd), "%s:/data,tag=myfs,queues=2", dir);
-	TAP_CHECK(fs_parse_spec(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == 0,
+	TAP_CHECK(spec_fs_config(cmd, &cfg, &err) == 0 && virtio_fs_create(&cfg, &fs) == 0,
 		  "virtio-fs created with no VM at all");
 	if (!fs)
 		return tap_done();

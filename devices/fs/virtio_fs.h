@@ -1,4 +1,4 @@
-/* virtio_fs.h: the virtio-fs device as the CLI sees it: --share/--root parsing, create, destroy. */
+/* virtio_fs.h: the virtio-fs device as the machine sees it: its config, create, destroy. */
 #ifndef RINGVM_VIRTIO_FS_H
 #define RINGVM_VIRTIO_FS_H
 
@@ -12,17 +12,14 @@
 #define FS_TAG_MAX 36 /* virtio_fs_config.tag: 36 bytes, no NUL when full (virtio 1.2 5.11.4) */
 #define FS_MAX_QUEUES 16 /* request queues (the hiprio queue comes on top) */
 
-/*
- * One --share HOSTDIR:GUESTDIR[,readonly][,cache=auto|always|never][,tag=NAME][,queues=N][,dev]
- * [,suid][,xattr=user|none|security|all].
- */
+/* One share, as the device keeps it: a checked copy of a struct ringvm_share (include/ringvm.h). */
 struct fs_config {
 	char host_dir[4096];
 	char guest_dir[4096];   /* absolute path in the guest, for ringvm.mount= */
-	char tag[FS_TAG_MAX + 1]; /* NUL-terminated here; default derived from guest_dir */
+	char tag[FS_TAG_MAX + 1]; /* NUL-terminated here */
 	bool readonly;
 	enum fs_cache cache;
-	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES (default 1) */
+	unsigned int queues;    /* request queues, 1..FS_MAX_QUEUES */
 	bool dev;               /* the guest may create device nodes (off: EPERM) */
 	bool suid;              /* the guest may set setuid/setgid bits (off: stripped) */
 	bool allow_direct_io;   /* the guest's O_DIRECT opens are O_DIRECT on the host (off: dropped) */
@@ -31,28 +28,21 @@ struct fs_config {
 				   devices/virtio/pace.h); 0 = off (the default) */
 };
 
-/*
- * Parse a --share value. Returns 0, or -EINVAL with *err set to a static one-line reason
- * ("expected HOSTDIR:GUESTDIR", "cache= must be auto, always or never", ...). Does not touch the
- * file system: virtio_fs_create() reports a missing directory. The default tag is GUESTDIR without
- * its leading '/', other '/' turned into '_' ("root" for "/"), cut to 36 bytes; the CLI must refuse
- * two shares with one tag.
- */
-__attribute__((warn_unused_result)) int fs_parse_spec(const char *spec, struct fs_config *out,
-						      const char **err);
-
-/* --root HOSTDIR[,rw]: the guest's root over virtio-fs, tag "root", guest_dir "/", read-only unless
-   ",rw" (the guest keeps writes in a tmpfs overlay then). Same contract as fs_parse_spec. */
-__attribute__((warn_unused_result)) int fs_parse_root(const char *spec, struct fs_config *out,
-						      const char **err);
+struct ringvm_share;
+struct ringvm_root;
 
 /*
- * --fs-limits fds=N,dir_buffers=N: the budget all shares draw on (fs_budget.h); either may be left
- * out. N is 1..2^30. Returns 0, or -EINVAL with *err set to a static one-line reason.
+ * Check a public share description (paths, ranges, tag characters; no file access: virtio_fs_create()
+ * reports a missing directory) and copy it into *out, with the default tag when s->tag is NULL
+ * (ringvm.h says which). 0, or -EINVAL with *why a static one-line reason. Two shares with one tag
+ * or one guest directory are for the caller to refuse.
  */
-struct fs_limits;
-__attribute__((warn_unused_result)) int fs_parse_limits(const char *spec, struct fs_limits *out,
-							const char **err);
+__attribute__((warn_unused_result)) int fs_config_from(const struct ringvm_share *s, struct fs_config *out,
+						       const char **why);
+
+/* The guest's root: tag "root", guest_dir "/", read-only unless r->writable. Same contract. */
+__attribute__((warn_unused_result)) int fs_config_root(const struct ringvm_root *r, struct fs_config *out,
+						       const char **why);
 
 struct virtio_fs;
 struct virtio_dev;

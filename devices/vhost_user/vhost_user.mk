@@ -19,7 +19,7 @@ UNIT_TESTS += vu_blk
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
 	devices/virtio/core.c
-test_vu_blk_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
+test_vu_blk_SRCS := $(SPEC_SRCS) $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
 	vmm/seccomp.c tests/unit/test_vu_blk.c
 UNIT_TESTS += vu_fs
 test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
@@ -30,5 +30,5 @@ VU_PROBE_SRCS := tests/support/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vm
 $(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/vu_probe

@@ -74,11 +74,11 @@ const struct guest_mem *vm_guest_mem(struct vm *vm)
 
 int vm_alloc_virtio_mmio(struct vm *vm, uint64_t *base, uint32_t *gsi)
 {
-	if (vm->nr_virtio >= LAYOUT_VIRTIO_MMIO_MAX ||
-	    LAYOUT_GSI_VIRTIO_FIRST + vm->nr_virtio > LAYOUT_GSI_MAX)
+	static const uint32_t gsis[] = LAYOUT_GSI_VIRTIO;
+	if (vm->nr_virtio >= LAYOUT_VIRTIO_MMIO_MAX || vm->nr_virtio >= LAYOUT_GSI_VIRTIO_COUNT)
 		return -ENOSPC;
 	*base = LAYOUT_VIRTIO_MMIO_START + vm->nr_virtio * LAYOUT_VIRTIO_MMIO_SIZE;
-	*gsi = LAYOUT_GSI_VIRTIO_FIRST + vm->nr_virtio;
+	*gsi = gsis[vm->nr_virtio];
 	vm->nr_virtio++;
 	return 0;
 }

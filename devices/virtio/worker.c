@@ -77,16 +77,6 @@ struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 	return sqe;
 }
 
-bool vq_worker_sq_room(struct vq_worker *w, unsigned int n)
-{
-	if (w->max_inflight - w->inflight_sqes < n)
-		return false;
-	if (io_uring_sq_space_left(&w->ring) >= n)
-		return true;
-	wk_submit(w);
-	return io_uring_sq_space_left(&w->ring) >= n;
-}
-
 unsigned int vq_worker_queue_index(const struct vq_worker *w)
 {
 	return w->cfg.queue_index;

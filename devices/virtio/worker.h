@@ -209,9 +209,6 @@ void vq_worker_destroy(struct vq_worker *w);
  */
 struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req);
 
-/* True when at least n SQEs can be obtained now (to queue a multi-SQE request all or nothing). */
-bool vq_worker_sq_room(struct vq_worker *w, unsigned int n);
-
 /*
  * The request is finished: push {chain.head, written} to the used ring (published at the end of the
  * pass) and free the slot. req->inflight must be 0. written = bytes the device wrote into the chain's

@@ -7,7 +7,7 @@ DEVICE_BENCH := $(B)/bench/device-driver
 $(DEVICE_BENCH): $(addprefix $(B)/obj/,$(DEVICE_BENCH_SRCS:.c=.o))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(DEVICE_BENCH)
 
 # make bench-device: every peer, ROUNDS rounds (see tests/bench/README.md); natively, no KVM lab.

@@ -73,6 +73,42 @@ refuse "--stop-timeout fractional" "stop-timeout 1.5: want whole seconds" run --
 refuse "--stop-timeout without its value" "needs a value" run --stop-timeout
 refuse "--env for the shell (no command)" "apply to a COMMAND" run --kernel "$fw/exit.elf" --initrd none -e A=1
 
+# --config FILE (JSON) and config --print.
+printf '{ "kernal": "x" }\n' >"$tmp/unknown.json"
+refuse "--config with an unknown key" "unknown.json: kernal: unknown key" run --config "$tmp/unknown.json"
+printf '{ "shares": [ { "host_dir": "/a", "guest_dir": "/b", "queues": "2" } ] }\n' >"$tmp/type.json"
+refuse "--config with a wrong type" "type.json: shares\[0\].queues: expected an integer" run --config "$tmp/type.json"
+printf '{ "cpus": 2,\n' >"$tmp/syntax.json"
+refuse "--config with a syntax error" "syntax.json: line 2" run --config "$tmp/syntax.json"
+refuse "--config of a missing file" "/nonexistent.json: No such file" run --config /nonexistent.json
+refuse "config without --print" "config --print" config
+cat >"$tmp/vm.json" <<JSON
+{ "kernel": "$fw/exit.elf", "initrd": null, "memory": "64M", "cpus": 2,
+  "disks": [ { "path": "$tmp/disk.img", "queues": 2 } ],
+  "shares": [ { "host_dir": "$tmp", "guest_dir": "/mnt", "xattr": "none" } ],
+  "command": [ "true" ] }
+JSON
+timeout 20 "$ringvm" run --config "$tmp/vm.json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+# A command: the serial console (the firmware's greeting) is stderr, stdout the command's.
+[ "$rc" = 42 ] && grep -q "hello from firmware" "$tmp/err" && pass "run --config boots the file's kernel with its disk and share" ||
+	fail "run --config: status $rc, $(head -c 300 "$tmp/err")"
+"$ringvm" config --print --config "$tmp/vm.json" --cpus 3 --memory 128M -- echo hi >"$tmp/print1.json" 2>"$tmp/err"
+"$ringvm" config --print --config "$tmp/print1.json" >"$tmp/print2.json" 2>>"$tmp/err"
+if cmp -s "$tmp/print1.json" "$tmp/print2.json" && grep -q '"cpus": 3' "$tmp/print1.json" &&
+	grep -q '"memory": "128M"' "$tmp/print1.json" && grep -q '"echo"' "$tmp/print1.json" &&
+	grep -q '"xattr": "none"' "$tmp/print1.json"; then
+	pass "config --print: options override the file, and the output loads back to the same config"
+else
+	fail "config --print: $(head -c 300 "$tmp/err") $(head -c 300 "$tmp/print1.json")"
+fi
+"$ringvm" config --print --config "$tmp/vm.json" --disk "$tmp/disk.img,readonly" >"$tmp/print3.json" 2>&1
+[ "$(grep -c '"path"' "$tmp/print3.json")" = 1 ] && grep -q '"readonly": true' "$tmp/print3.json" &&
+	pass "a --disk replaces the file's list of disks" || fail "--disk over --config: $(head -c 300 "$tmp/print3.json")"
+printf '{ "kernel": "%s", "initrd": null, "cpus": 0 }\n' "$fw/exit.elf" >"$tmp/zero.json"
+refuse "config --print checks what it prints (cpus 0 from a file)" "cpus must be between" config --print --config "$tmp/zero.json"
+refuse "run checks a file's values too" "cpus must be between" run --config "$tmp/zero.json"
+
 "$ringvm" --help >"$tmp/out" 2>&1 && grep -q "ringvm run" "$tmp/out" && pass "--help describes the run command" || fail "--help"
 "$ringvm" run --help >"$tmp/out" 2>&1
 missing=""

@@ -54,6 +54,27 @@ if [ -z "${SAN_PASS:-}" ]; then
 	cmp -s "$tmp/out" "$tmp/want" && ok "arguments with spaces, quotes, commas, UTF-8 and empty survive intact" ||
 		notok "argument quoting $(show)"
 
+	# RINGVM_MAX_DEVICES (16) at once, 12 disks and 4 shares: each on an interrupt line of its own,
+	# pins 16-23 and then the ISA pins nobody uses; every disk's read and every share's mount needs
+	# its interrupt to arrive.
+	devs=()
+	want=""
+	for i in $(seq 1 12); do
+		printf 'disk%02d' "$i" >"$tmp/d$i.img" && truncate -s 1M "$tmp/d$i.img"
+		devs+=(--disk "$tmp/d$i.img,readonly")
+		want="${want}disk$(printf %02d "$i")
+"
+	done
+	for i in 1 2 3 4; do
+		mkdir -p "$tmp/s$i" && echo "share$i" >"$tmp/s$i/f"
+		devs+=(--share "$tmp/s$i:/s$i,readonly")
+		want="${want}share$i
+"
+	done
+	vm "${devs[@]}" -- sh -c 'for d in a b c d e f g h i j k l; do head -c 6 /dev/vd$d; echo; done; cat /s1/f /s2/f /s3/f /s4/f'
+	[ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = "$(printf '%s' "$want")" ] &&
+		ok "16 devices at once (12 disks, 4 shares): each one answers" || notok "16 devices $(show)"
+
 	if [ -f build/guest/kernel/vmlinux ]; then
 		vm --kernel build/guest/kernel/vmlinux -- uname -r
 		[ "$rc" = 0 ] && grep -q cloud-amd64 "$tmp/out" && ok "uncompressed vmlinux boots through its PVH entry" ||

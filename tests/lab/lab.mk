@@ -26,7 +26,7 @@ $(LAB_INITRAMFS): $(LAB_KERNEL)/version tests/lab/init tests/lab/modprobe tests/
 $(B)/tests/kvm-smoke: tests/lab/kvm-smoke.c tests/unit/tap.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/lab/kvm-smoke.c
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/lab/kvm-smoke.c
 
 ALL_TARGETS += $(LAB_VMLINUX) $(LAB_INITRAMFS) $(B)/tests/kvm-smoke
 

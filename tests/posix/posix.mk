@@ -5,5 +5,5 @@ POSIX_CONFORM_SRCS := tests/posix/conform.c tests/posix/conform_util.c tests/pos
 $(B)/tests/posix_conform: $(call objs_of,$(B)/obj,POSIX_CONFORM_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
 ALL_TARGETS += $(B)/tests/posix_conform

@@ -17,6 +17,7 @@
 #include "devices/virtio/mmio.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -46,7 +47,7 @@ static int disk_up(struct disk *d, uint64_t features)
 	memset(d, 0, sizeof(*d));
 	snprintf(spec, sizeof(spec), "%s/disk.img", mnt);
 	d->vm = fake_vm_create(RAM);
-	ret = d->vm ? blk_parse_spec(spec, &cfg) : -ENOMEM;
+	ret = d->vm ? spec_blk_config(spec, &cfg, NULL) : -ENOMEM;
 	if (!ret)
 		ret = blk_create(&cfg, 1, &d->blk);
 	if (!ret)

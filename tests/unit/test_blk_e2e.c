@@ -18,6 +18,7 @@
 #include "devices/virtio/fake_ring.h"
 #include "devices/virtio/fake_vm.h"
 #include "devices/virtio/mmio.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -59,7 +60,7 @@ static int disk_open(struct disk *d, const char *spec)
 {
 	memset(d, 0, sizeof(*d));
 	struct blk_config cfg;
-	int err = blk_parse_spec(spec, &cfg);
+	int err = spec_blk_config(spec, &cfg, NULL);
 	if (err)
 		return err;
 	err = blk_create(&cfg, 1, &d->blk);
@@ -394,7 +395,7 @@ static void test_attach_is_the_creators(void)
 {
 	struct blk_config cfg;
 	struct blk_dev *blk = NULL;
-	TAP_CHECK(blk_parse_spec(path, &cfg) == 0 && blk_create(&cfg, 1, &blk) == 0,
+	TAP_CHECK(spec_blk_config(path, &cfg, NULL) == 0 && blk_create(&cfg, 1, &blk) == 0,
 		  "blk_create with no VM at all");
 	if (!blk)
 		return;
@@ -428,7 +429,7 @@ int main(void)
 	}
 	struct blk_config cfg;
 	struct blk_dev *blk;
-	TAP_CHECK(blk_parse_spec("/nonexistent/disk.img", &cfg) == 0 &&
+	TAP_CHECK(spec_blk_config("/nonexistent/disk.img", &cfg, NULL) == 0 &&
 			  blk_create(&cfg, 1, &blk) == -ENOENT,
 		  "blk_create on a missing file: -ENOENT before anything runs");
 

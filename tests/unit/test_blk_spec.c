@@ -1,4 +1,4 @@
-/* test_blk_spec.c: the --disk option parser and the backing-file checks done before boot. */
+/* test_blk_spec.c: a disk from a --disk spec (CLI parser, then the library's check) and the backing-file checks. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,23 +10,25 @@
 #include <unistd.h>
 
 #include "devices/blk/blk.h"
+#include "include/ringvm.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 
 static void test_parse(void)
 {
 	struct blk_config c;
-	TAP_CHECK(blk_parse_spec("disk.img", &c) == 0 && !strcmp(c.path, "disk.img") &&
+	TAP_CHECK(spec_blk_config("disk.img", &c, NULL) == 0 && !strcmp(c.path, "disk.img") &&
 			  !c.readonly && !c.direct && c.queues == 0 && c.id[0] == 0,
 		  "plain path, defaults");
-	TAP_CHECK(blk_parse_spec("/a/b.img,readonly,queues=4,direct=on,id=disk-1", &c) == 0 &&
+	TAP_CHECK(spec_blk_config("/a/b.img,readonly,queues=4,direct=on,id=disk-1", &c, NULL) == 0 &&
 			  !strcmp(c.path, "/a/b.img") && c.readonly && c.queues == 4 && c.direct &&
 			  !strcmp(c.id, "disk-1"),
 		  "all options");
-	TAP_CHECK(blk_parse_spec("x,direct=off", &c) == 0 && !c.direct, "direct=off");
-	TAP_CHECK(blk_parse_spec("x,poll_us=50", &c) == 0 && c.poll_us == 50, "poll_us=50");
-	TAP_CHECK(blk_parse_spec("x,queues=16", &c) == 0 && c.queues == 16,
+	TAP_CHECK(spec_blk_config("x,direct=off", &c, NULL) == 0 && !c.direct, "direct=off");
+	TAP_CHECK(spec_blk_config("x,poll_us=50", &c, NULL) == 0 && c.poll_us == 50, "poll_us=50");
+	TAP_CHECK(spec_blk_config("x,queues=16", &c, NULL) == 0 && c.queues == 16,
 		  "queues=16 is the maximum");
-	TAP_CHECK(blk_parse_spec("x,id=12345678901234567890", &c) == 0 && strlen(c.id) == 20,
+	TAP_CHECK(spec_blk_config("x,id=12345678901234567890", &c, NULL) == 0 && strlen(c.id) == 20,
 		  "id of 20 characters");
 
 	struct {
@@ -54,15 +56,47 @@ static void test_parse(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char what[96];
 		snprintf(what, sizeof(what), "refused with a message: %s", bad[i].why);
-		c.error = NULL;
-		TAP_CHECK(blk_parse_spec(bad[i].spec, &c) == -EINVAL && c.error && c.error[0],
-			  what);
+		const char *why = NULL;
+		TAP_CHECK(spec_blk_config(bad[i].spec, &c, &why) == -EINVAL && why && why[0], what);
 	}
+}
+
+/* An embedder fills struct ringvm_disk itself: the library's check is the only one it meets. */
+static void test_struct(void)
+{
+	struct blk_config c;
+	const char *why;
+	struct ringvm_disk ok = { .path = "x", .queues = 16, .poll_us = 1000, .id = "abc" };
+	TAP_CHECK(blk_config_from(&ok, &c, &why) == 0 && c.queues == 16 && c.poll_us == 1000 &&
+			  !strcmp(c.id, "abc") && !strcmp(c.path, "x"),
+		  "struct: the largest values are copied");
+	struct ringvm_disk bad[] = {
+		{ .path = NULL },
+		{ .path = "" },
+		{ .path = "x", .queues = 17 },
+		{ .path = "x", .poll_us = 1001 },
+		{ .path = "x", .id = "" },
+		{ .path = "x", .id = "a b" },
+		{ .path = "x", .id = "123456789012345678901" },
+		{ .path = "x", .id = "\x7f" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "struct: bad disk %zu refused with a reason", i);
+		why = NULL;
+		TAP_CHECK(blk_config_from(&bad[i], &c, &why) == -EINVAL && why && why[0], what);
+	}
+	char *longpath = malloc(5000);
+	memset(longpath, 'a', 4999);
+	longpath[4999] = 0;
+	struct ringvm_disk lp = { .path = longpath };
+	TAP_CHECK(blk_config_from(&lp, &c, &why) == -EINVAL, "struct: a path longer than 4095 refused");
+	free(longpath);
 }
 
 static void spec(const char *path, struct blk_config *c)
 {
-	TAP_CHECK(blk_parse_spec(path, c) == 0, "path parses");
+	TAP_CHECK(spec_blk_config(path, c, NULL) == 0, "path parses");
 }
 
 /* blk_open(c) as an unprivileged user: root may write a 0444 file, so drop to nobody in a child. */
@@ -140,6 +174,7 @@ static void test_open(void)
 int main(void)
 {
 	test_parse();
+	test_struct();
 	test_open();
 	return tap_done();
 }

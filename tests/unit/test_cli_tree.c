@@ -11,7 +11,7 @@
 #include "tests/unit/tap.h"
 #include "vmm/cli_tree.h"
 #include "vmm/kconfig.h"
-#include "vmm/ringvm.h"
+#include "include/ringvm.h"
 
 static char root[64];
 
@@ -119,23 +119,24 @@ int main(void)
 
 	/* Setup with the user's own initramfs: no helper runs; root and shares as the run needs. */
 	struct ringvm_config cfg;
-	const char *shares[4];
+	struct ringvm_share shares[4];
 	unsigned int nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.initrd = "/boot/initrd";
 	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	snprintf(want, sizeof(want), "%s/arch/x86/boot/bzImage", tree);
-	TAP_CHECK(ret == 0 && !strcmp(cfg.root, "/") && !strcmp(cfg.kernel, want) && !strcmp(cfg.initrd, "/boot/initrd") &&
+	TAP_CHECK(ret == 0 && !strcmp(cfg.root.host_dir, "/") && !cfg.root.writable && !strcmp(cfg.kernel, want) && !strcmp(cfg.initrd, "/boot/initrd") &&
 			  nr == 0,
 		  "--root / is the default; with --initrd given, no modules share and the tree is already at its path");
 	cli_tree_close(&t);
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	cfg.root = "/srv/rootfs";
+	cfg.root.host_dir = "/srv/rootfs";
 	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
-	snprintf(want, sizeof(want), "%s:%s,readonly", tree, tree);
-	TAP_CHECK(ret == 0 && nr == 1 && !strcmp(shares[0], want), "under another --root the tree is shared at its own path");
+	TAP_CHECK(ret == 0 && nr == 1 && !strcmp(shares[0].host_dir, tree) && !strcmp(shares[0].guest_dir, tree) &&
+			  shares[0].readonly,
+		  "under another --root the tree is shared at its own path, read-only");
 	cli_tree_close(&t);
 
 	nr = 0;
@@ -159,7 +160,7 @@ int main(void)
 
 	nr = 3;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	cfg.root = "/srv/rootfs";
+	cfg.root.host_dir = "/srv/rootfs";
 	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -E2BIG && nr == 3, "no room left for the tree's shares: refused, nothing written past max");
 	cli_tree_close(&t);

@@ -20,6 +20,7 @@
 #include "tests/support/fuse_req.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -112,7 +113,7 @@ static void run_mode(const char *mode, bool no_async_dio)
 	ret = hf_mount(back, mnt, &opt, &hf);
 	snprintf(spec, sizeof(spec), "%s:/s,cache=never", mnt);
 	vm = ret ? NULL : fake_vm_create(RAM);
-	ret = vm ? fs_parse_spec(spec, &cfg, &why) : -ENOMEM;
+	ret = vm ? spec_fs_config(spec, &cfg, &why) : -ENOMEM;
 	if (!ret)
 		ret = virtio_fs_create(&cfg, &fs);
 	if (!ret)

@@ -20,6 +20,7 @@
 #include "tests/support/fuse_req.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -195,7 +196,7 @@ static void test_fs(void)
 
 	snprintf(spec, sizeof(spec), "%s:/s,cache=never", mnt);
 	vm = fake_vm_create(RAM);
-	ret = vm ? fs_parse_spec(spec, &cfg, &why) : -ENOMEM;
+	ret = vm ? spec_fs_config(spec, &cfg, &why) : -ENOMEM;
 	if (!ret)
 		ret = virtio_fs_create(&cfg, &fs);
 	if (!ret)
@@ -362,7 +363,7 @@ static void test_blk(void)
 	vm = fake_vm_create(RAM);
 	ret = vm ? write_file("disk.img", 9) : -ENOMEM;
 	if (!ret)
-		ret = blk_parse_spec(spec, &cfg);
+		ret = spec_blk_config(spec, &cfg, NULL);
 	if (!ret)
 		ret = blk_create(&cfg, 1, &blk);
 	if (!ret)

@@ -15,6 +15,7 @@
 
 #include "devices/blk/blk.h"
 #include "devices/vhost_user/vu_backend.h"
+#include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "tests/support/vu_front.h"
 #include "vmm/seccomp.h"
@@ -305,7 +306,7 @@ int main(void)
 	snprintf(spec, sizeof(spec), "%s,queues=2", path);
 	struct blk_dev *blk = NULL;
 	bool ok = disk_fd >= 0 && ftruncate(disk_fd, DISK_BYTES) == 0 &&
-		  blk_parse_spec(spec, &cfg) == 0 && blk_create(&cfg, 1, &blk) == 0 &&
+		  spec_blk_config(spec, &cfg, NULL) == 0 && blk_create(&cfg, 1, &blk) == 0 &&
 		  vu_backend_create(blk_virtio_dev(blk), "test", &backend) == 0 &&
 		  vu_backend_prepare(backend, seccomp_confine_hook, &worker_role) == 0;
 	TAP_CHECK(ok, "virtio-blk on a 4 MiB file, on a vhost-user back-end");

@@ -1,0 +1,38 @@
+/* cli_config.h: the typed configuration as a JSON file: `ringvm run --config FILE`, `ringvm config --print`. */
+#ifndef RINGVM_CLI_CONFIG_H
+#define RINGVM_CLI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "include/ringvm.h"
+
+struct json_object;
+
+/* What a loaded file's config points into (strings, disks, shares, the command). */
+struct cli_config_file {
+	struct json_object *root;
+	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
+	struct ringvm_share shares[RINGVM_MAX_DEVICES];
+	const char **argv;
+	bool initrd_set; /* the file says "initrd" (null: none), so the CLI's default does not apply */
+};
+
+/*
+ * Read FILE (at most 1 MiB of JSON, README "Configuration file" has the schema) into cfg: every
+ * key present replaces that field, the others keep what cfg had. Each key is checked for its type
+ * (and enum values, integer ranges that the struct cannot hold); the library's ringvm_config_check
+ * does the rest. 0, or -errno with one line in err naming the file and the key's path
+ * ("vm.json: disks[1].queues: expected an integer"), or the line of a syntax error. cfg then
+ * points into f until cli_config_free(f), which is safe on a zeroed or failed f.
+ */
+__attribute__((warn_unused_result)) int cli_config_load(const char *path, struct ringvm_config *cfg,
+							struct cli_config_file *f, char *err, size_t errlen);
+void cli_config_free(struct cli_config_file *f);
+
+/* cfg as JSON in the same schema, every field written (defaults too): what `config --print`
+   shows and what cli_config_load reads back to the same config. 0 or -ENOMEM. */
+__attribute__((warn_unused_result)) int cli_config_print(const struct ringvm_config *cfg, FILE *out);
+
+#endif
