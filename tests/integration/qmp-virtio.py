@@ -39,10 +39,36 @@ def main(path):
                 print("qmp:   queue %d: %s" % (q, e["error"].get("desc")))
                 continue
             e = e["return"]
-            print("qmp:   queue %d: avail idx %s flags %s; used idx %s flags %s; next element %s" % (
+            print("qmp:   queue %d: avail idx %s flags %s; used idx %s flags %s; next element %s%s" % (
                 q, e["avail"]["idx"], e["avail"]["flags"], e["used"]["idx"], e["used"]["flags"],
-                e.get("index")))
+                e.get("index"), event_words(qmp, d["path"], q)))
+        print("qmp:   isr %s" % st.get("isr"))
+    # Interrupts the local APICs hold (IRR: requested, not yet taken; ISR: in service) and their timers.
+    for cpu in range(8):
+        r = qmp("human-monitor-command", **{"command-line": "info lapic %d" % cpu})
+        text = r.get("return", "")
+        if not text or "Invalid" in text or "error" in r:
+            break
+        for line in text.splitlines():
+            if line.startswith(("dumping", "LVT0", "LVTT", "Timer", "ISR", "IRR", "SPIV", "PPR")) or "TSCDL" in line:
+                print("qmp: cpu %d %s" % (cpu, line.strip()))
     return 0
+
+
+def event_words(qmp, path, q):
+    """The driver's used_event and the device's avail_event (2.7.10), read from guest memory."""
+    v = qmp("x-query-virtio-vhost-queue-status", path=path, queue=q).get("return")
+    if not v:
+        return ""
+    num = v.get("num", 0)
+
+    def word(gpa):
+        r = qmp("human-monitor-command", **{"command-line": "xp /1hx 0x%x" % gpa}).get("return", "")
+        return r.split(":")[-1].strip() if ":" in r else "?"
+
+    return "; used_event %s avail_event %s (vhost last_avail %s)" % (
+        word(v["avail-phys"] + 4 + 2 * num), word(v["used-phys"] + 4 + 8 * num),
+        v.get("last-avail-idx", "?"))
 
 
 if __name__ == "__main__":
