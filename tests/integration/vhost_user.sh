@@ -101,18 +101,29 @@ qemu-system-x86_64 -qmp "unix:$tmp/qmp.sock,server=on,wait=off" -accel "$accel" 
 	-append "console=ttyS0 quiet loglevel=0 panic=-1 $append ringvm.root=root,ro ringvm.mount=share,/mnt,rw ringvm.cmd=sh,/mnt/guest.sh" \
 	</dev/null >"$tmp/out" 2>"$tmp/err" &
 qemu=$!
-# At VM_TIMEOUT (a guest that stood still), what every virtqueue holds is said before QEMU is ended:
-# requests in an avail ring, replies in a used ring, or neither (qmp-virtio.py).
+# A guest that stood still (VM_TIMEOUT, or this script stopped by SIGTERM: run-all's stall-watch
+# does that after minutes of an idle lab): what every virtqueue and local APIC holds is said before
+# QEMU is ended: requests in an avail ring, replies in a used ring, interrupts pending (qmp-virtio.py).
+qmp_stop() {
+	python3 "$(dirname "$0")/qmp-virtio.py" "$tmp/qmp.sock" >"$tmp/qmp" 2>&1
+	kill "$qemu" 2>/dev/null
+}
 (
 	for _ in $(seq 1 "${VM_TIMEOUT:-600}"); do
 		kill -0 "$qemu" 2>/dev/null || exit 0
 		sleep 1
 	done
-	python3 "$(dirname "$0")/qmp-virtio.py" "$tmp/qmp.sock" >"$tmp/qmp" 2>&1
-	kill "$qemu"
+	qmp_stop
 ) &
+stopped=
+trap 'stopped=1' TERM
 wait "$qemu"
 rc=$?
+if [ -n "$stopped" ]; then
+	qmp_stop
+	wait "$qemu"
+fi
+trap - TERM
 [ ! -s "$tmp/qmp" ] || sed 's/^/# /' "$tmp/qmp"
 # isa-debug-exit: the status S PID 1 reports leaves QEMU as (S << 1) | 1.
 [ $((rc & 1)) = 1 ] && [ "$rc" -lt 512 ] && rc=$((rc >> 1))
