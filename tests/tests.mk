@@ -88,8 +88,8 @@ run: all
 	$(Q)tests/demo $(CMD)
 
 # Benchmarks: figures, never pass/fail. In the KVM lab where the host needs it.
-.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
-bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop
+.PHONY: bench bench-boot bench-blk bench-fs bench-uring-meta bench-devloop bench-stdio
+bench: bench-boot bench-blk bench-fs bench-uring-meta bench-devloop bench-stdio
 # Why virtio-fs runs metadata inline: one statx/openat/mkdirat inline vs through io_uring, on the host.
 $(B)/bench/uring_meta: tests/bench/uring_meta.c
 	@mkdir -p $(dir $@)
@@ -107,6 +107,10 @@ bench-blk: all
 bench-fs: all lab
 	$(Q)tests/bench/peers/prepare.sh fs
 	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/fs.sh
+# The command's stdio (virtio-console ports) vs a virtio-fs read in the same guest vs the serial console.
+# 2 vCPUs: the ports' queue workers do not share L1's only CPU with the guest's vCPU.
+bench-stdio: all
+	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/stdio.sh
 
 # Test tool: the fs server over the host's /dev/fuse (tests/integration/fs.sh --host-fuse, and the
 # integration tests' FUSE-backed shares), no VM.
