@@ -41,13 +41,21 @@ static int run_command(bool trap, const unsigned char *sig, size_t nsig, char *o
 		return -1;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigaddset(&chld, SIGTERM); /* the child takes it once its fds are in place */
+	/* The child takes these once its fds and dispositions are in place: blocked, a signal sent
+	   earlier waits instead of meeting a disposition inherited from whoever started this test. */
+	sigaddset(&chld, SIGTERM);
+	sigaddset(&chld, SIGHUP);
+	sigaddset(&chld, SIGINT);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	/* Installed before the fork: the signal may come before the child's first instruction. */
 	signal(SIGTERM, trap ? on_term : SIG_DFL);
 	pid_t child = fork();
 	if (child == 0) {
 		setpgid(0, 0);
+		/* A command starts with default dispositions, as under the guest's PID 1; this test may
+		   not (nohup ignores SIGHUP, a background job SIGINT), and an ignored signal never ends it. */
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
 		for (int i = 0; i < 3; i++)
 			dup2(r.child_fds[i], i);
 		sigprocmask(SIG_UNBLOCK, &chld, NULL);
