@@ -115,7 +115,7 @@ static void stdio_forward_signals(struct stdio_relay *r, pid_t child, short reve
 		n = -EPIPE;
 	if (n > 0)
 		say_info("forwarded %d signal%s to the command", n, n == 1 ? "" : "s");
-	if (n == -EPIPE || n < 0) {
+	if (n < 0) {
 		if (n != -EPIPE)
 			say("the signal port: %s; signals no longer reach the command", strerror(-n));
 		stdio_close_signals(r);

@@ -12,8 +12,9 @@
  * for the ports' names), blocks SIGCHLD, forks; the child dup2()s child_fds onto 0, 1, 2 and execs;
  * PID 1 calls stdio_run(), which relays (guest/relay.h) and reaps until the command has ended and
  * every stream is closed. Signals the host forwards on the signal port (guest/sigfwd.h) go to the
- * command's process group as they arrive, until it ends. When the command ends, what it left in its stdout and stderr pipes is
- * still handed over; the ports are then closed (the VMM's reader sees EOF).
+ * command's process group as they arrive, until it ends. When the command ends, what it left in its
+ * stdout and stderr pipes is still handed over; the ports are then closed (the VMM's reader sees
+ * EOF).
  */
 struct stdio_relay {
 	int child_fds[3];	  /* the command's ends: stdin's read end, stdout's, stderr's write ends */

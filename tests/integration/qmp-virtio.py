@@ -66,9 +66,8 @@ def event_words(qmp, path, q):
         r = qmp("human-monitor-command", **{"command-line": "xp /1hx 0x%x" % gpa}).get("return", "")
         return r.split(":")[-1].strip() if ":" in r else "?"
 
-    return "; used_event %s avail_event %s (vhost last_avail %s)" % (
-        word(v["avail-phys"] + 4 + 2 * num), word(v["used-phys"] + 4 + 8 * num),
-        v.get("last-avail-idx", "?"))
+    return "; used_event %s avail_event %s" % (
+        word(v["avail-phys"] + 4 + 2 * num), word(v["used-phys"] + 4 + 8 * num))
 
 
 if __name__ == "__main__":
