@@ -15,8 +15,8 @@ ALL_TARGETS += $(DEVICE_BENCH)
 bench: bench-device
 bench-device: all
 	$(Q)tests/bench/device.sh
-# make test: the quick mode checks the harness (every peer starts, every reply verified, results parse).
-HOST_TESTS += tests/bench/device-test.sh
+# tests/bench/device-test.sh (a host test, tests/host/host.mk): the quick mode checks the harness
+# (every peer starts, every reply verified, results parse).
 DEPS_PKGS += gnuplot-nox jq bsdextrautils qemu-system-common util-linux
 
 # The driver's ring against ringvm's device-side ring, its histogram and its data pattern.
