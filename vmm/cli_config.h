@@ -31,6 +31,11 @@ __attribute__((warn_unused_result)) int cli_config_load(const char *path, struct
 							struct cli_config_file *f, char *err, size_t errlen);
 void cli_config_free(struct cli_config_file *f);
 
+/* The JSON names of enum ringvm_cache, enum ringvm_xattr and enum ringvm_tty, in the enums' order. */
+extern const char *const cli_cache_names[3];
+extern const char *const cli_xattr_names[4];
+extern const char *const cli_tty_names[3];
+
 /* cfg as JSON in the same schema, every field written (defaults too): what `config --print`
    shows and what cli_config_load reads back to the same config. 0 or -ENOMEM. */
 __attribute__((warn_unused_result)) int cli_config_print(const struct ringvm_config *cfg, FILE *out);

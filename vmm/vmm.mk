@@ -3,7 +3,8 @@ LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/console.c vmm/devi
 	vmm/ringvm.c vmm/serve.c vmm/seccomp.c vmm/privilege.c vmm/errmsg.c vmm/unix_sock.c
 # The CLI: option and spec parsing, the JSON configuration file (json-c: the CLI's alone, not the
 # library's), run/config and serve, --jail.
-CLI_SRCS += vmm/main.c vmm/cli_run.c vmm/cli_serve.c vmm/cli_parse.c vmm/cli_config.c vmm/jail.c
+CLI_SRCS += vmm/main.c vmm/cli_run.c vmm/cli_serve.c vmm/cli_parse.c vmm/cli_config.c vmm/cli_config_print.c \
+	vmm/jail.c
 CLI_LDLIBS := -ljson-c
 DEPS_PKGS += libjson-c-dev
 

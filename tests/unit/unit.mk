@@ -20,8 +20,8 @@ test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 test_config_SRCS := vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 # The JSON file's loader and printer, with files it writes itself.
-test_cli_config_SRCS := vmm/cli_config.c vmm/cli_parse.c vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c \
-	devices/fs/fs_config.c tests/unit/test_cli_config.c
+test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c vmm/config.c vmm/errmsg.c \
+	devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_cli_config.c
 $(B)/tests/test_cli_config: LDLIBS += $(CLI_LDLIBS)
 test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
