@@ -119,6 +119,7 @@ static int cli_disk_option(char *opt, struct ringvm_disk *d, const char **err)
 		if (cli_uint(opt + 8, 0, RINGVM_MAX_POLL_US, &v))
 			return cli_bad(err, "poll_us= must be a number from 0 to 1000");
 		d->poll_us = (unsigned int)v;
+		d->poll_us_set = true; /* 0 too: it overrides serve's --poll-us */
 	} else if (!strcmp(opt, "direct=on") || !strcmp(opt, "direct=off")) {
 		d->direct = opt[8] == 'n';
 	} else if (!strncmp(opt, "direct=", 7)) {
