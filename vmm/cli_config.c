@@ -133,8 +133,9 @@ static int load_disk(const struct jctx *c, const char *prefix, json_object *o, s
 			ret = j_uint32(c, path, v, &d->queues);
 		else if (!strcmp(key, "id"))
 			ret = j_string(c, path, v, &d->id);
-		else if (!strcmp(key, "poll_us"))
-			ret = j_uint32(c, path, v, &d->poll_us);
+		else if (!strcmp(key, "poll_us")) /* null: unset, the run's default (ringvm.h) */
+			ret = (d->poll_us_set = !json_object_is_type(v, json_type_null)) ?
+				      j_uint32(c, path, v, &d->poll_us) : 0;
 		else
 			ret = jbad(c, path, "unknown key (path, readonly, direct, queues, id, poll_us)");
 		if (ret)
@@ -286,6 +287,111 @@ static int load_limits(const struct jctx *c, json_object *o, struct ringvm_fs_li
 	return ret;
 }
 
+/* A string, or null for none (*out = NULL). */
+static int j_string_or_null(const struct jctx *c, const char *path, json_object *v, const char **out)
+{
+	*out = NULL;
+	return json_object_is_type(v, json_type_null) ? 0 : j_string(c, path, v, out);
+}
+
+/* "env": ["NAME=VALUE", ...], as --env. */
+static int load_env(const struct jctx *c, json_object *v, struct ringvm_config *cfg,
+		    struct cli_config_file *f)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return jbad(c, "env", "expected an array of \"NAME=VALUE\" strings");
+	size_t n = json_object_array_length(v);
+	if (n > RINGVM_MAX_ENV)
+		return jbad(c, "env", "at most %d variables", RINGVM_MAX_ENV);
+	for (size_t i = 0; i < n; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "env[%zu]", i);
+		int ret = j_string(c, path, json_object_array_get_idx(v, i), &f->env[i]);
+		if (ret)
+			return ret;
+		if (!strchr(f->env[i], '=') || f->env[i][0] == '=')
+			return jbad(c, path, "'%s': want NAME=VALUE", f->env[i]);
+	}
+	cfg->launch.env = f->env;
+	cfg->launch.nr_env = (unsigned int)n;
+	return 0;
+}
+
+/* "user": { "uid": N, "gid": N } (gid: the uid when absent), as --user UID[:GID]; null: root. */
+static int load_user(const struct jctx *c, json_object *o, struct ringvm_launch *l)
+{
+	l->set_user = false;
+	if (json_object_is_type(o, json_type_null))
+		return 0;
+	int ret = j_object(c, "user", o);
+	bool have_uid = false, have_gid = false;
+	uint64_t id;
+	json_object_object_foreach(o, key, v)
+	{
+		char path[64];
+		j_join(path, sizeof(path), "user", key);
+		if (ret)
+			break;
+		/* 4294967295 is (uid_t)-1, "no change" to the kernel: not an id. */
+		if (!strcmp(key, "uid") && !(ret = j_uint(c, path, v, UINT32_MAX - 1, &id))) {
+			l->uid = (uint32_t)id;
+			have_uid = true;
+		} else if (!strcmp(key, "gid") && !(ret = j_uint(c, path, v, UINT32_MAX - 1, &id))) {
+			l->gid = (uint32_t)id;
+			have_gid = true;
+		} else if (!ret && strcmp(key, "uid") && strcmp(key, "gid")) {
+			ret = jbad(c, path, "unknown key (uid, gid)");
+		}
+	}
+	if (!ret && !have_uid)
+		ret = jbad(c, "user", "\"uid\" is required");
+	if (ret)
+		return ret;
+	if (!have_gid)
+		l->gid = l->uid;
+	l->set_user = true;
+	return 0;
+}
+
+/* How the command runs and how the run ends: the keys of --env, --workdir, --user, --timeout,
+   --stop-timeout, --tty/--no-tty, --gdb and --gdb-wait. 1 when key is none of them. */
+static int load_run_key(const struct jctx *c, const char *key, json_object *v, struct ringvm_config *cfg,
+			struct cli_config_file *f)
+{
+	uint64_t n;
+	int ret, e = 0;
+	if (!strcmp(key, "env"))
+		return load_env(c, v, cfg, f);
+	if (!strcmp(key, "workdir")) {
+		ret = j_string_or_null(c, key, v, &cfg->launch.workdir);
+		if (!ret && cfg->launch.workdir && cfg->launch.workdir[0] != '/')
+			ret = jbad(c, key, "'%s': the directory must be absolute", cfg->launch.workdir);
+		return ret;
+	}
+	if (!strcmp(key, "user"))
+		return load_user(c, v, &cfg->launch);
+	if (!strcmp(key, "timeout")) { /* whole seconds, 0: never (the CLI's --timeout takes 1 and up) */
+		ret = j_uint(c, key, v, CLI_MAX_TIMEOUT_S, &n);
+		cfg->timeout_s = ret ? cfg->timeout_s : (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "stop_timeout")) { /* whole seconds, as --stop-timeout */
+		ret = j_uint(c, key, v, CLI_MAX_STOP_TIMEOUT_S, &n);
+		cfg->stop_timeout_ms = ret ? cfg->stop_timeout_ms : (unsigned int)n * 1000;
+		return ret;
+	}
+	if (!strcmp(key, "tty")) {
+		ret = j_enum(c, key, v, cli_tty_names, 3, &e);
+		cfg->console.tty = ret ? cfg->console.tty : (enum ringvm_tty)e;
+		return ret;
+	}
+	if (!strcmp(key, "gdb"))
+		return j_string_or_null(c, key, v, &cfg->gdb);
+	if (!strcmp(key, "gdb_wait"))
+		return j_bool(c, key, v, &cfg->gdb_wait);
+	return 1;
+}
+
 static int load_memory(const struct jctx *c, json_object *v, uint64_t *out)
 {
 	if (json_object_is_type(v, json_type_int))
@@ -335,9 +441,10 @@ static int load_top(const struct jctx *c, json_object *root, struct ringvm_confi
 			ret = load_limits(c, v, &cfg->fs_limits);
 		} else if (!strcmp(key, "verbose")) {
 			ret = j_bool(c, key, v, &cfg->verbose);
-		} else {
+		} else if ((ret = load_run_key(c, key, v, cfg, f)) == 1) {
 			ret = jbad(c, key, "unknown key (kernel, initrd, cmdline, cpus, memory, command, disks, "
-					   "shares, root, fs_limits, verbose)");
+					   "shares, root, fs_limits, verbose, env, workdir, user, timeout, "
+					   "stop_timeout, tty, gdb, gdb_wait)");
 		}
 	}
 	return ret;

@@ -10,12 +10,13 @@
 
 struct json_object;
 
-/* What a loaded file's config points into (strings, disks, shares, the command). */
+/* What a loaded file's config points into (strings, disks, shares, the command, its environment). */
 struct cli_config_file {
 	struct json_object *root;
 	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
 	struct ringvm_share shares[RINGVM_MAX_DEVICES];
 	const char **argv;
+	const char *env[RINGVM_MAX_ENV];
 	bool initrd_set; /* the file says "initrd" (null: none), so the CLI's default does not apply */
 };
 

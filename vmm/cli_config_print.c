@@ -39,7 +39,9 @@ static json_object *disk_json(const struct ringvm_disk *d)
 	json_object_object_add(o, "queues", json_object_new_uint64(d->queues));
 	if (d->id)
 		json_object_object_add(o, "id", json_object_new_string(d->id));
-	json_object_object_add(o, "poll_us", json_object_new_uint64(d->poll_us));
+	/* null: unset, the run's default applies (ringvm.h) */
+	bool poll = d->poll_us_set || d->poll_us;
+	json_object_object_add(o, "poll_us", poll ? json_object_new_uint64(d->poll_us) : NULL);
 	return o;
 }
 
@@ -58,6 +60,30 @@ static json_object *share_json(const struct ringvm_share *s)
 	json_object_object_add(o, "xattr", json_object_new_string(name_of(cli_xattr_names, 4, (int)s->xattr)));
 	json_object_object_add(o, "allow_direct_io", json_object_new_boolean(s->allow_direct_io));
 	return o;
+}
+
+/* The keys of --env, --workdir, --user, --timeout, --stop-timeout, --tty, --gdb and --gdb-wait. */
+static void run_json(const struct ringvm_config *cfg, json_object *o)
+{
+	const struct ringvm_launch *l = &cfg->launch;
+	json_object *env = json_object_new_array();
+	for (unsigned int i = 0; l->env && i < l->nr_env; i++)
+		json_object_array_add(env, json_object_new_string(l->env[i]));
+	json_object_object_add(o, "env", env);
+	json_object_object_add(o, "workdir", str_or_null(l->workdir));
+	json_object *user = NULL;
+	if (l->set_user) {
+		user = json_object_new_object();
+		json_object_object_add(user, "uid", json_object_new_uint64(l->uid));
+		json_object_object_add(user, "gid", json_object_new_uint64(l->gid));
+	}
+	json_object_object_add(o, "user", user);
+	json_object_object_add(o, "timeout", json_object_new_uint64(cfg->timeout_s));
+	/* Whole seconds, as --stop-timeout gives it (a library caller's odd milliseconds round down). */
+	json_object_object_add(o, "stop_timeout", json_object_new_uint64(cfg->stop_timeout_ms / 1000));
+	json_object_object_add(o, "tty", json_object_new_string(name_of(cli_tty_names, 3, (int)cfg->console.tty)));
+	json_object_object_add(o, "gdb", str_or_null(cfg->gdb));
+	json_object_object_add(o, "gdb_wait", json_object_new_boolean(cfg->gdb_wait));
 }
 
 int cli_config_print(const struct ringvm_config *cfg, FILE *out)
@@ -94,6 +120,7 @@ int cli_config_print(const struct ringvm_config *cfg, FILE *out)
 	json_object_object_add(l, "dir_buffers", json_object_new_uint64(cfg->fs_limits.dir_buffers));
 	json_object_object_add(o, "fs_limits", l);
 	json_object_object_add(o, "verbose", json_object_new_boolean(cfg->verbose));
+	run_json(cfg, o);
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -301,7 +301,7 @@ int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid, const char **err
 int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
 {
 	uint32_t v;
-	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > 10000000) {
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > CLI_MAX_TIMEOUT_S) {
 		*err = "want whole seconds, 1 to 10000000";
 		return -EINVAL;
 	}
@@ -312,7 +312,7 @@ int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
 int cli_parse_stop_timeout(const char *s, unsigned int *ms, const char **err)
 {
 	uint32_t v;
-	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v > 1000000) {
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v > CLI_MAX_STOP_TIMEOUT_S) {
 		*err = "want whole seconds, 0 to 1000000";
 		return -EINVAL;
 	}
