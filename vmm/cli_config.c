@@ -324,6 +324,8 @@ static int load_user(const struct jctx *c, json_object *o, struct ringvm_launch 
 	if (json_object_is_type(o, json_type_null))
 		return 0;
 	int ret = j_object(c, "user", o);
+	if (ret)
+		return ret;
 	bool have_uid = false, have_gid = false;
 	uint64_t id;
 	json_object_object_foreach(o, key, v)
