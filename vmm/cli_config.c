@@ -188,16 +188,17 @@ static int load_share(const struct jctx *c, const char *prefix, json_object *o, 
 	return 0;
 }
 
-/* An array of at most RINGVM_MAX_DEVICES objects, each through one of the loaders above. */
-static int load_list(const struct jctx *c, const char *name, json_object *v, unsigned int *count,
-		     int (*one)(const struct jctx *, const char *, json_object *, void *), void *items,
-		     size_t item_size)
+/* An array of at most max items (`items` names them in the errors: "devices", "strings"), each
+   through one of the loaders below into items[i]; *count set. */
+static int load_list(const struct jctx *c, const char *name, json_object *v, size_t max, const char *noun,
+		     unsigned int *count, int (*one)(const struct jctx *, const char *, json_object *, void *),
+		     void *items, size_t item_size)
 {
 	if (!json_object_is_type(v, json_type_array))
-		return jbad(c, name, "expected an array");
+		return jbad(c, name, "expected an array of %s", noun);
 	size_t n = json_object_array_length(v);
-	if (n > RINGVM_MAX_DEVICES)
-		return jbad(c, name, "at most %d devices", RINGVM_MAX_DEVICES);
+	if (n > max)
+		return jbad(c, name, "at most %zu %s", max, noun);
 	for (size_t i = 0; i < n; i++) {
 		char path[64];
 		snprintf(path, sizeof(path), "%s[%zu]", name, i);
@@ -219,27 +220,34 @@ static int one_share(const struct jctx *c, const char *p, json_object *o, void *
 	return load_share(c, p, o, item);
 }
 
+static int one_string(const struct jctx *c, const char *p, json_object *v, void *item)
+{
+	return j_string(c, p, v, item);
+}
+
+/* An --env entry: NAME=VALUE with a name. */
+static int one_env(const struct jctx *c, const char *p, json_object *v, void *item)
+{
+	const char **s = item;
+	int ret = j_string(c, p, v, s);
+	if (!ret && (!strchr(*s, '=') || (*s)[0] == '='))
+		ret = jbad(c, p, "'%s': want NAME=VALUE", *s);
+	return ret;
+}
+
 static int load_command(const struct jctx *c, json_object *v, struct ringvm_config *cfg, struct cli_config_file *f)
 {
-	if (!json_object_is_type(v, json_type_array))
-		return jbad(c, "command", "expected an array of strings");
-	size_t n = json_object_array_length(v);
-	if (n > CONFIG_MAX_ARGS)
-		return jbad(c, "command", "at most %d arguments", CONFIG_MAX_ARGS);
+	/* Room for the array as it is (load_list refuses anything else), and the NULL after it. */
+	size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 	free(f->argv);
-	f->argv = calloc(n + 1, sizeof(*f->argv));
+	f->argv = calloc((n > CONFIG_MAX_ARGS ? 0 : n) + 1, sizeof(*f->argv));
 	if (!f->argv)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "command[%zu]", i);
-		int ret = j_string(c, path, json_object_array_get_idx(v, i), &f->argv[i]);
-		if (ret)
-			return ret;
-	}
-	cfg->argv = f->argv;
-	cfg->argc = (unsigned int)n;
-	return 0;
+	int ret = load_list(c, "command", v, CONFIG_MAX_ARGS, "strings", &cfg->argc, one_string, f->argv,
+			    sizeof(f->argv[0]));
+	if (!ret)
+		cfg->argv = f->argv;
+	return ret;
 }
 
 static int load_root(const struct jctx *c, json_object *o, struct ringvm_root *r)
@@ -294,29 +302,6 @@ static int j_string_or_null(const struct jctx *c, const char *path, json_object 
 	return json_object_is_type(v, json_type_null) ? 0 : j_string(c, path, v, out);
 }
 
-/* "env": ["NAME=VALUE", ...], as --env. */
-static int load_env(const struct jctx *c, json_object *v, struct ringvm_config *cfg,
-		    struct cli_config_file *f)
-{
-	if (!json_object_is_type(v, json_type_array))
-		return jbad(c, "env", "expected an array of \"NAME=VALUE\" strings");
-	size_t n = json_object_array_length(v);
-	if (n > RINGVM_MAX_ENV)
-		return jbad(c, "env", "at most %d variables", RINGVM_MAX_ENV);
-	for (size_t i = 0; i < n; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "env[%zu]", i);
-		int ret = j_string(c, path, json_object_array_get_idx(v, i), &f->env[i]);
-		if (ret)
-			return ret;
-		if (!strchr(f->env[i], '=') || f->env[i][0] == '=')
-			return jbad(c, path, "'%s': want NAME=VALUE", f->env[i]);
-	}
-	cfg->launch.env = f->env;
-	cfg->launch.nr_env = (unsigned int)n;
-	return 0;
-}
-
 /* "user": { "uid": N, "gid": N } (gid: the uid when absent), as --user UID[:GID]; null: root. */
 static int load_user(const struct jctx *c, json_object *o, struct ringvm_launch *l)
 {
@@ -362,8 +347,13 @@ static int load_run_key(const struct jctx *c, const char *key, json_object *v, s
 {
 	uint64_t n;
 	int ret, e = 0;
-	if (!strcmp(key, "env"))
-		return load_env(c, v, cfg, f);
+	if (!strcmp(key, "env")) { /* ["NAME=VALUE", ...], as --env */
+		ret = load_list(c, key, v, RINGVM_MAX_ENV, "\"NAME=VALUE\" strings", &cfg->launch.nr_env, one_env,
+				f->env, sizeof(f->env[0]));
+		if (!ret)
+			cfg->launch.env = f->env;
+		return ret;
+	}
 	if (!strcmp(key, "workdir")) {
 		ret = j_string_or_null(c, key, v, &cfg->launch.workdir);
 		if (!ret && cfg->launch.workdir && cfg->launch.workdir[0] != '/')
@@ -432,10 +422,12 @@ static int load_top(const struct jctx *c, json_object *root, struct ringvm_confi
 		} else if (!strcmp(key, "command")) {
 			ret = load_command(c, v, cfg, f);
 		} else if (!strcmp(key, "disks")) {
-			ret = load_list(c, key, v, &cfg->nr_disks, one_disk, f->disks, sizeof(f->disks[0]));
+			ret = load_list(c, key, v, RINGVM_MAX_DEVICES, "devices", &cfg->nr_disks, one_disk, f->disks,
+					sizeof(f->disks[0]));
 			cfg->disks = f->disks;
 		} else if (!strcmp(key, "shares")) {
-			ret = load_list(c, key, v, &cfg->nr_shares, one_share, f->shares, sizeof(f->shares[0]));
+			ret = load_list(c, key, v, RINGVM_MAX_DEVICES, "devices", &cfg->nr_shares, one_share, f->shares,
+					sizeof(f->shares[0]));
 			cfg->shares = f->shares;
 		} else if (!strcmp(key, "root")) {
 			ret = load_root(c, v, &cfg->root);
