@@ -115,3 +115,9 @@ test_guest_relay_SRCS := guest/relay.c tests/unit/test_guest_relay.c
 test_guest_vport_SRCS := guest/vport.c tests/unit/test_guest_vport.c
 test_guest_drain_SRCS := guest/drain.c tests/unit/test_guest_drain.c
 test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c tests/unit/test_guest_mounts.c
+
+# tests/bench/device: the benchmark driver's ring against ringvm's device-side ring, its histogram
+# and its data pattern (the test stays beside the benchmark it checks).
+UNIT_TESTS += bench_dvq
+test_bench_dvq_SRCS := $(addprefix tests/bench/device/,dvq.c dmem.c stats.c workload.c test_dvq.c) \
+	devices/virtio/virtq.c devices/virtio/chain.c vmm/guest_mem.c
