@@ -10,9 +10,11 @@ VIRTIO_FAKES := devices/virtio/fake_vm.c devices/virtio/fake_ring.c vmm/guest_me
 # Device configs from CLI spec strings (the CLI's parser, then the library's checks).
 SPEC_SRCS := tests/support/spec.c vmm/cli_parse.c devices/blk/blk_spec.c devices/fs/fs_config.c
 
-UNIT_TESTS += virtq mmio blk_spec blk_req blk_e2e pace worker_pace
+UNIT_TESTS += virtq mmio blk_spec blk_req blk_e2e pace worker_pace virtq_state
 test_pace_SRCS := devices/virtio/pace.c tests/unit/test_pace.c
 test_worker_pace_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_pace.c
+# The state report of a queue (SIGUSR2): a fake ring's known state, a real worker's answer.
+test_virtq_state_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_virtq_state.c
 test_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c $(VIRTIO_FAKES) \
 	tests/unit/test_virtq.c
 test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c
