@@ -63,7 +63,7 @@ void state_report_begin(struct state_report *s, struct vm *vm, struct ringvm_dev
 	s->fd = fd;
 	s->open = true;
 	s->t0_ms = report_now_ms();
-	uint64_t first = vm->t_first_run;
+	uint64_t first = __atomic_load_n(&vm->t_first_run, __ATOMIC_RELAXED); /* vCPU 0 wrote it once */
 	char line[200];
 	int n = snprintf(line, sizeof(line),
 			 "ringvm-state: #%u begin pid=%d vcpus=%u running_ms=%llu stopping=%d\n",
