@@ -135,11 +135,22 @@ check(rc == 42, "the guest went on and ended by itself (a byte on its console: s
 # A halted vCPU.
 vm = Vm("halt")
 check(vm.read_until(rb"hello from firmware", "out"), "the halting payload runs")
-vm.proc.send_signal(signal.SIGUSR2)
-vm.read_until(rb"ringvm-state: #1 end [^\n]*\n")
-cpu0 = one(lines(vm.err, 1), r" vcpu 0 mp_state=")
+# "hello" is written while the vCPU is out for its last OUT, before its HLT: ask again (bounded)
+# until a report finds it halted; every later one must say so too.
+cpu0 = None
+for seq in range(1, 11):
+    vm.proc.send_signal(signal.SIGUSR2)
+    vm.read_until(rb"ringvm-state: #%d end [^\n]*\n" % seq)
+    cpu0 = one(lines(vm.err, seq), r" vcpu 0 mp_state=")
+    if cpu0 and field(cpu0, "mp_state") == "halted":
+        break
 check(cpu0 and field(cpu0, "mp_state") == "halted" and field(cpu0, "if") == "0",
       "a vCPU halted (interrupts off) is kicked out, says halted, and goes back", cpu0)
+vm.proc.send_signal(signal.SIGUSR2)
+vm.read_until(rb"ringvm-state: #%d end [^\n]*\n" % (seq + 1))
+again = one(lines(vm.err, seq + 1), r" vcpu 0 mp_state=")
+check(again and field(again, "mp_state") == "halted",
+      "back in KVM_RUN after the kick, it is still halted at the next report", again)
 vm.proc.send_signal(signal.SIGTERM)
 rc = vm.finish()
 check(rc == 128 + signal.SIGTERM, "then SIGTERM ends it as before", f"status {rc}")
