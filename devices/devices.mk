@@ -2,7 +2,7 @@
 # Their tests are registered in tests/ (tests/unit/unit.mk, tests/fuzz/fuzz.mk).
 VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
-	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
+	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c devices/virtio/virtq_state.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
 

@@ -1,6 +1,6 @@
 # tests/host/host.mk: every host script test, in one list. Included by tests/tests.mk.
 #
-# A host test is a script that prints TAP and runs on this host without the KVM lab (the boot tests'
+# A host test is a script (shell or Python) that prints TAP and runs on this host without the KVM lab (the boot tests'
 # payloads are tiny freestanding guests that this host's /dev/kvm runs). Registered with one line:
 #   HOST_TESTS += SCRIPT              run once: B=build RINGVM=build/ringvm SCRIPT
 #   SAN_HOST_TESTS += SCRIPT          (also in HOST_TESTS) once more with the ASan+UBSan build:
@@ -23,9 +23,11 @@ HOST_TESTS += tests/bench/device-test.sh
 HOST_TESTS += tests/boot/install.sh
 
 # The CLI and the library with firmware payloads, both builds.
-BOOT_HOST_TESTS := firmware cli gdb tree serve privilege attack jail
-HOST_TESTS += $(patsubst %,tests/boot/%.sh,$(BOOT_HOST_TESTS))
-SAN_HOST_TESTS += $(patsubst %,tests/boot/%.sh,$(BOOT_HOST_TESTS))
+# state.py: the SIGUSR2 state report on running payloads.
+BOOT_HOST_TESTS := $(addprefix tests/boot/,firmware.sh cli.sh gdb.sh state.py tree.sh serve.sh privilege.sh \
+	attack.sh jail.sh)
+HOST_TESTS += $(BOOT_HOST_TESTS)
+SAN_HOST_TESTS += $(BOOT_HOST_TESTS)
 
 # The lab's own tests boot a few labs (on every host: a hardware-KVM host can run it too).
 HOST_TESTS += tests/lab/selftest

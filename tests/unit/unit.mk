@@ -40,12 +40,14 @@ test_pagewalk_SRCS := arch/x86/pagewalk.c vmm/guest_mem.c tests/unit/test_pagewa
 test_gdb_x86_SRCS := arch/x86/gdb_x86.c arch/x86/pagewalk.c vmm/guest_mem.c tests/unit/test_gdb_x86.c
 
 # devices/virtio and devices/blk: rings, transport, pacing, the blk request parser, blk end to end.
-UNIT_TESTS += virtq mmio xfer pace worker_pace blk_spec blk_req blk_e2e
+UNIT_TESTS += virtq mmio xfer pace worker_pace blk_spec blk_req blk_e2e virtq_state
 test_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c $(VIRTIO_FAKES) tests/unit/test_virtq.c
 test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 test_pace_SRCS := devices/virtio/pace.c tests/unit/test_pace.c
 test_worker_pace_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_pace.c
+# The state report of a queue (SIGUSR2): a fake ring's known state, a real worker's answer.
+test_virtq_state_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_virtq_state.c
 test_blk_spec_SRCS := $(SPEC_SRCS) devices/blk/blk_spec.c tests/unit/test_blk_spec.c
 test_blk_req_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	$(VIRTIO_FAKES) tests/unit/test_blk_req.c
@@ -94,7 +96,7 @@ test_virtio_console_SRCS := $(CONSOLE_SRCS) $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests
 VU_FRONT := tests/support/vu_front.c tests/support/fake_ring.c
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
-	devices/virtio/core.c
+	devices/virtio/core.c devices/virtio/virtq_state.c
 UNIT_TESTS += vu_decode vu_blk vu_fs
 test_vu_decode_SRCS := devices/vhost_user/vu_decode.c tests/unit/test_vu_decode.c
 test_vu_blk_SRCS := $(SPEC_SRCS) $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c \
