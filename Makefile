@@ -90,7 +90,7 @@ $(B)/ringvm: $(CLI_OBJS) $(LIB)
 include dist/dist.mk
 include examples/examples.mk
 
-# Unit tests: UNIT_TESTS += name, test_name_SRCS := the exact sources it links (fakes included).
+# Unit tests (tests/unit/unit.mk): UNIT_TESTS += name, test_name_SRCS := the exact sources it links.
 UNIT_BINS := $(addprefix $(B)/tests/test_,$(UNIT_TESTS))
 $(B)/tests/test_%: $$(call objs_of,$(B)/obj,test_$$*_SRCS)
 	@mkdir -p $(dir $@)
@@ -110,6 +110,3 @@ unit: $(UNIT_BINS)
 .PHONY: build all everything unit clean deps test run bench
 clean:
 	rm -rf $(BUILD_ROOT)/obj $(BUILD_ROOT)/san $(BUILD_ROOT)/tests $(BUILD_ROOT)/ringvm $(BUILD_ROOT)/libringvm.a
-
-print-host-tests:
-	@echo $(HOST_TESTS)

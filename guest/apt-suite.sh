@@ -8,7 +8,7 @@
 # The archive is the one the host's apt already uses for its own release (no host name is written
 # anywhere): `apt-get indextargets` names it; when that gives nothing, /etc/apt/sources.list and
 # sources.list.d/*.list (one-line format) and sources.list.d/*.sources (deb822) are read.
-# APT_ETC (default /etc/apt) and APT_INDEXTARGETS=0 exist for tests/guest/test-apt-suite.sh.
+# APT_ETC (default /etc/apt) and APT_INDEXTARGETS=0 exist for tests/host/apt-suite.sh.
 set -eu
 etc=${APT_ETC:-/etc/apt}
 # shellcheck disable=SC1091 # the host's own file

@@ -25,26 +25,6 @@ GUEST_INIT_SRCS := guest/init.c guest/drain.c guest/say.c guest/fs.c guest/mount
 # The encoder is the VMM's, the decoder PID 1's: one implementation for both ends (likewise the signal
 # port's byte).
 LIB_SRCS += guest/cmdline.c guest/sigfwd.c
-UNIT_TESTS += guest_sigfwd
-test_guest_sigfwd_SRCS := guest/sigfwd.c guest/test_sigfwd.c
-# PID 1's wait loop (guest/stdio.c) with pipes for ports: status, output, forwarded signals.
-UNIT_TESTS += guest_stdio
-test_guest_stdio_SRCS := guest/stdio.c guest/relay.c guest/vport.c guest/sigfwd.c guest/say.c \
-	guest/test_stdio.c
-UNIT_TESTS += guest_cmdline
-test_guest_cmdline_SRCS := guest/cmdline.c guest/test_cmdline.c
-FUZZERS += guest_cmdline
-fuzz_guest_cmdline_SRCS := guest/cmdline.c guest/fuzz_cmdline.c
-UNIT_TESTS += guest_relay guest_vport guest_launch
-test_guest_launch_SRCS := guest/launch.c guest/cmdline.c guest/test_launch.c
-test_guest_relay_SRCS := guest/relay.c guest/test_relay.c
-test_guest_vport_SRCS := guest/vport.c guest/test_vport.c
-UNIT_TESTS += guest_drain
-test_guest_drain_SRCS := guest/drain.c guest/test_drain.c
-UNIT_TESTS += guest_mounts
-test_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/test_mounts.c
-FUZZERS += guest_mounts
-fuzz_guest_mounts_SRCS := guest/mounts.c guest/cmdline.c guest/fuzz_mounts.c
 DEPS_PKGS += musl-tools busybox-static cpio kmod lz4 linux-libc-dev
 ALL_TARGETS += $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
 
@@ -86,13 +66,13 @@ $(GUEST_INITRD): $(GUEST_INIT) $(GUEST_KERNEL_DIR)/version guest/mkinitramfs.sh 
 # never loads a module or powers off.
 .PHONY: guest-smoke
 guest-smoke: $(GUEST_INITRD)
-	guest/test-init.sh $(GUEST_INITRD).d
+	tests/host/guest-init.sh $(GUEST_INITRD).d
 
 # The real kernel and initramfs under QEMU (TCG here), PID 1's status through QEMU's isa-debug-exit
 # on the exit port (TAP, ~1 min). Checks the guest side of the protocol without ringvm.
 .PHONY: guest-boot-qemu
 guest-boot-qemu: $(GUEST_KERNEL) $(GUEST_INITRD)
-	guest/test-boot-qemu.sh $(GUEST_KERNEL) $(GUEST_INITRD)
+	tests/host/guest-boot-qemu.sh $(GUEST_KERNEL) $(GUEST_INITRD)
 
 # The bookworm-backports kernel (6.12): its virtiofs driver spreads requests over several queues.
 # `make guest-bpo` builds it for tests/integration/fs_mq.sh (`make test` does). Modules come .ko.xz
@@ -134,7 +114,5 @@ ktree: $(BUILD_ROOT)/ringvm | $(DEPS_STAMP)
 	@$(if $(Q),echo "  KTREE   $(KTREE_DIR)/linux")
 	$(Q)guest/build-ktree.sh $(BUILD_ROOT)/ringvm $(KTREE_DIR)
 
-# The private apt configuration for another suite reads the host's sources in both formats.
-HOST_TESTS += guest/test-apt-suite.sh
 guest: $(GUEST_KERNEL) $(GUEST_VMLINUX) $(GUEST_INITRD)
 .PHONY: guest

@@ -27,7 +27,7 @@
  *     moment (a daemon the command left behind may keep the pipe open for ever), an input stream
  *     closes at once.
  * PID 1 polls every stream's two fds (relay_events), then relay_step()s each; errors are never
- * fatal to PID 1. Pure fd logic: unit-tested with pipes on the host (guest/test_relay.c).
+ * fatal to PID 1. Pure fd logic: unit-tested with pipes on the host (tests/unit/test_guest_relay.c).
  */
 
 #define RELAY_BUF 32768 /* Linux's virtio_console takes at most 32 KiB per write() */

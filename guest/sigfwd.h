@@ -11,7 +11,7 @@
  * SIGKILL or a SIGSTOP of the command.
  *
  * The codec is pure and linked into both ends (the VMM encodes, PID 1 decodes); sigfwd_deliver is
- * PID 1's, unit-tested on the host with a pipe and a real process group (guest/test_sigfwd.c).
+ * PID 1's, unit-tested on the host with a pipe and a real process group (tests/unit/test_guest_sigfwd.c).
  */
 
 /* The byte for signal sig, or -EINVAL when sig is not one that is forwarded. */

@@ -13,12 +13,15 @@ extern "C" {
 /*
  * Versions. The macros are the header's; ringvm_version() is the loaded library's. The library's
  * soname is libringvm.so.RINGVM_VERSION_MAJOR: the structs below are part of its ABI, so changing
- * their layout changes the major version.
+ * their layout changes the major version (and the version node of dist/libringvm.map, RINGVM_<major>;
+ * dist/abi-sizes records the structs' sizes for the major, tests/boot/install.sh compares them);
+ * a new function raises the minor, a fix the patch. 1.0.0: struct ringvm_config gained the run
+ * settings (launch, timeout, gdb, signals) and struct ringvm_disk poll_us_set since 0.2.0.
  */
-#define RINGVM_VERSION_MAJOR 0
-#define RINGVM_VERSION_MINOR 2
+#define RINGVM_VERSION_MAJOR 1
+#define RINGVM_VERSION_MINOR 0
 #define RINGVM_VERSION_PATCH 0
-#define RINGVM_VERSION_STRING "0.2.0"
+#define RINGVM_VERSION_STRING "1.0.0"
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
 const char *ringvm_version(void);
 
@@ -61,8 +64,12 @@ struct ringvm_disk {
 	unsigned int queues;  /* 1..RINGVM_MAX_QUEUES; 0 (default): one per vCPU, at most 16 */
 	const char *id;       /* what GET_ID answers: 1..20 printable ASCII characters without
 				 spaces; NULL (default): derived from the path */
-	unsigned int poll_us; /* queue workers busy-poll this long before sleeping, 0..1000
-				 (default 0: off) */
+	unsigned int poll_us; /* queue workers busy-poll up to this long (microseconds) before
+				 sleeping, 0..RINGVM_MAX_POLL_US; 0 = never. Used when non-zero
+				 or when poll_us_set */
+	bool poll_us_set;     /* poll_us holds a choice even when 0. Unset with poll_us 0
+				 (default): ringvm_run's disks do not poll, ringvm_serve's disk
+				 takes ringvm_serve_config.poll_us (default RINGVM_SERVE_POLL_US) */
 };
 
 enum ringvm_cache {
@@ -308,8 +315,8 @@ struct ringvm_serve_config {
 				      ignored (the front-end names the file system) */
 	struct ringvm_disk disk;   /* RINGVM_SERVE_BLK: path required; queues 0 means 1 */
 	/* Both: the queue workers' busy-poll ceiling in microseconds (0..RINGVM_MAX_POLL_US; 0 =
-	   never poll); the window adapts below it (devices/virtio/pace.h). A disk's own non-zero
-	   poll_us wins over it. Default RINGVM_SERVE_POLL_US. */
+	   never poll); the window adapts below it (devices/virtio/pace.h). A disk's own poll_us
+	   wins over it when set (non-zero, or poll_us_set: 0 too). Default RINGVM_SERVE_POLL_US. */
 	unsigned int poll_us;
 	bool seccomp;	     /* confine the calling thread and the queue workers once listening
 				(default true; vmm/seccomp.h) */

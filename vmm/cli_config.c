@@ -16,9 +16,9 @@
 #define CONFIG_MAX_BYTES (1 << 20)
 #define CONFIG_MAX_ARGS 4096
 
-/* In the order of enum ringvm_cache and enum ringvm_xattr. */
-static const char *const cache_names[] = { "auto", "always", "never" };
-static const char *const xattr_names[] = { "user", "none", "security", "all" };
+const char *const cli_cache_names[3] = { "auto", "always", "never" };
+const char *const cli_xattr_names[4] = { "user", "none", "security", "all" };
+const char *const cli_tty_names[3] = { "auto", "on", "off" };
 
 /* Where we are in the file, for the error line. */
 struct jctx {
@@ -133,8 +133,9 @@ static int load_disk(const struct jctx *c, const char *prefix, json_object *o, s
 			ret = j_uint32(c, path, v, &d->queues);
 		else if (!strcmp(key, "id"))
 			ret = j_string(c, path, v, &d->id);
-		else if (!strcmp(key, "poll_us"))
-			ret = j_uint32(c, path, v, &d->poll_us);
+		else if (!strcmp(key, "poll_us")) /* null: unset, the run's default (ringvm.h) */
+			ret = (d->poll_us_set = !json_object_is_type(v, json_type_null)) ?
+				      j_uint32(c, path, v, &d->poll_us) : 0;
 		else
 			ret = jbad(c, path, "unknown key (path, readonly, direct, queues, id, poll_us)");
 		if (ret)
@@ -162,7 +163,7 @@ static int load_share(const struct jctx *c, const char *prefix, json_object *o, 
 		} else if (!strcmp(key, "readonly")) {
 			ret = j_bool(c, path, v, &s->readonly);
 		} else if (!strcmp(key, "cache")) {
-			ret = j_enum(c, path, v, cache_names, 3, &e);
+			ret = j_enum(c, path, v, cli_cache_names, 3, &e);
 			s->cache = (enum ringvm_cache)e;
 		} else if (!strcmp(key, "queues")) {
 			ret = j_uint32(c, path, v, &s->queues);
@@ -171,7 +172,7 @@ static int load_share(const struct jctx *c, const char *prefix, json_object *o, 
 		} else if (!strcmp(key, "suid")) {
 			ret = j_bool(c, path, v, &s->suid);
 		} else if (!strcmp(key, "xattr")) {
-			ret = j_enum(c, path, v, xattr_names, 4, &e);
+			ret = j_enum(c, path, v, cli_xattr_names, 4, &e);
 			s->xattr = (enum ringvm_xattr)e;
 		} else if (!strcmp(key, "allow_direct_io")) {
 			ret = j_bool(c, path, v, &s->allow_direct_io);
@@ -187,16 +188,17 @@ static int load_share(const struct jctx *c, const char *prefix, json_object *o, 
 	return 0;
 }
 
-/* An array of at most RINGVM_MAX_DEVICES objects, each through one of the loaders above. */
-static int load_list(const struct jctx *c, const char *name, json_object *v, unsigned int *count,
-		     int (*one)(const struct jctx *, const char *, json_object *, void *), void *items,
-		     size_t item_size)
+/* An array of at most max items (`items` names them in the errors: "devices", "strings"), each
+   through one of the loaders below into items[i]; *count set. */
+static int load_list(const struct jctx *c, const char *name, json_object *v, size_t max, const char *noun,
+		     unsigned int *count, int (*one)(const struct jctx *, const char *, json_object *, void *),
+		     void *items, size_t item_size)
 {
 	if (!json_object_is_type(v, json_type_array))
-		return jbad(c, name, "expected an array");
+		return jbad(c, name, "expected an array of %s", noun);
 	size_t n = json_object_array_length(v);
-	if (n > RINGVM_MAX_DEVICES)
-		return jbad(c, name, "at most %d devices", RINGVM_MAX_DEVICES);
+	if (n > max)
+		return jbad(c, name, "at most %zu %s", max, noun);
 	for (size_t i = 0; i < n; i++) {
 		char path[64];
 		snprintf(path, sizeof(path), "%s[%zu]", name, i);
@@ -218,27 +220,34 @@ static int one_share(const struct jctx *c, const char *p, json_object *o, void *
 	return load_share(c, p, o, item);
 }
 
+static int one_string(const struct jctx *c, const char *p, json_object *v, void *item)
+{
+	return j_string(c, p, v, item);
+}
+
+/* An --env entry: NAME=VALUE with a name. */
+static int one_env(const struct jctx *c, const char *p, json_object *v, void *item)
+{
+	const char **s = item;
+	int ret = j_string(c, p, v, s);
+	if (!ret && (!strchr(*s, '=') || (*s)[0] == '='))
+		ret = jbad(c, p, "'%s': want NAME=VALUE", *s);
+	return ret;
+}
+
 static int load_command(const struct jctx *c, json_object *v, struct ringvm_config *cfg, struct cli_config_file *f)
 {
-	if (!json_object_is_type(v, json_type_array))
-		return jbad(c, "command", "expected an array of strings");
-	size_t n = json_object_array_length(v);
-	if (n > CONFIG_MAX_ARGS)
-		return jbad(c, "command", "at most %d arguments", CONFIG_MAX_ARGS);
+	/* Room for the array as it is (load_list refuses anything else), and the NULL after it. */
+	size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 	free(f->argv);
-	f->argv = calloc(n + 1, sizeof(*f->argv));
+	f->argv = calloc((n > CONFIG_MAX_ARGS ? 0 : n) + 1, sizeof(*f->argv));
 	if (!f->argv)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "command[%zu]", i);
-		int ret = j_string(c, path, json_object_array_get_idx(v, i), &f->argv[i]);
-		if (ret)
-			return ret;
-	}
-	cfg->argv = f->argv;
-	cfg->argc = (unsigned int)n;
-	return 0;
+	int ret = load_list(c, "command", v, CONFIG_MAX_ARGS, "strings", &cfg->argc, one_string, f->argv,
+			    sizeof(f->argv[0]));
+	if (!ret)
+		cfg->argv = f->argv;
+	return ret;
 }
 
 static int load_root(const struct jctx *c, json_object *o, struct ringvm_root *r)
@@ -286,6 +295,95 @@ static int load_limits(const struct jctx *c, json_object *o, struct ringvm_fs_li
 	return ret;
 }
 
+/* A string, or null for none (*out = NULL). */
+static int j_string_or_null(const struct jctx *c, const char *path, json_object *v, const char **out)
+{
+	*out = NULL;
+	return json_object_is_type(v, json_type_null) ? 0 : j_string(c, path, v, out);
+}
+
+/* "user": { "uid": N, "gid": N } (gid: the uid when absent), as --user UID[:GID]; null: root. */
+static int load_user(const struct jctx *c, json_object *o, struct ringvm_launch *l)
+{
+	l->set_user = false;
+	if (json_object_is_type(o, json_type_null))
+		return 0;
+	int ret = j_object(c, "user", o);
+	if (ret)
+		return ret;
+	bool have_uid = false, have_gid = false;
+	uint64_t id;
+	json_object_object_foreach(o, key, v)
+	{
+		char path[64];
+		j_join(path, sizeof(path), "user", key);
+		if (ret)
+			break;
+		/* 4294967295 is (uid_t)-1, "no change" to the kernel: not an id. */
+		if (!strcmp(key, "uid") && !(ret = j_uint(c, path, v, UINT32_MAX - 1, &id))) {
+			l->uid = (uint32_t)id;
+			have_uid = true;
+		} else if (!strcmp(key, "gid") && !(ret = j_uint(c, path, v, UINT32_MAX - 1, &id))) {
+			l->gid = (uint32_t)id;
+			have_gid = true;
+		} else if (!ret && strcmp(key, "uid") && strcmp(key, "gid")) {
+			ret = jbad(c, path, "unknown key (uid, gid)");
+		}
+	}
+	if (!ret && !have_uid)
+		ret = jbad(c, "user", "\"uid\" is required");
+	if (ret)
+		return ret;
+	if (!have_gid)
+		l->gid = l->uid;
+	l->set_user = true;
+	return 0;
+}
+
+/* How the command runs and how the run ends: the keys of --env, --workdir, --user, --timeout,
+   --stop-timeout, --tty/--no-tty, --gdb and --gdb-wait. 1 when key is none of them. */
+static int load_run_key(const struct jctx *c, const char *key, json_object *v, struct ringvm_config *cfg,
+			struct cli_config_file *f)
+{
+	uint64_t n;
+	int ret, e = 0;
+	if (!strcmp(key, "env")) { /* ["NAME=VALUE", ...], as --env */
+		ret = load_list(c, key, v, RINGVM_MAX_ENV, "\"NAME=VALUE\" strings", &cfg->launch.nr_env, one_env,
+				f->env, sizeof(f->env[0]));
+		if (!ret)
+			cfg->launch.env = f->env;
+		return ret;
+	}
+	if (!strcmp(key, "workdir")) {
+		ret = j_string_or_null(c, key, v, &cfg->launch.workdir);
+		if (!ret && cfg->launch.workdir && cfg->launch.workdir[0] != '/')
+			ret = jbad(c, key, "'%s': the directory must be absolute", cfg->launch.workdir);
+		return ret;
+	}
+	if (!strcmp(key, "user"))
+		return load_user(c, v, &cfg->launch);
+	if (!strcmp(key, "timeout")) { /* whole seconds, 0: never (the CLI's --timeout takes 1 and up) */
+		ret = j_uint(c, key, v, CLI_MAX_TIMEOUT_S, &n);
+		cfg->timeout_s = ret ? cfg->timeout_s : (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "stop_timeout")) { /* whole seconds, as --stop-timeout */
+		ret = j_uint(c, key, v, CLI_MAX_STOP_TIMEOUT_S, &n);
+		cfg->stop_timeout_ms = ret ? cfg->stop_timeout_ms : (unsigned int)n * 1000;
+		return ret;
+	}
+	if (!strcmp(key, "tty")) {
+		ret = j_enum(c, key, v, cli_tty_names, 3, &e);
+		cfg->console.tty = ret ? cfg->console.tty : (enum ringvm_tty)e;
+		return ret;
+	}
+	if (!strcmp(key, "gdb"))
+		return j_string_or_null(c, key, v, &cfg->gdb);
+	if (!strcmp(key, "gdb_wait"))
+		return j_bool(c, key, v, &cfg->gdb_wait);
+	return 1;
+}
+
 static int load_memory(const struct jctx *c, json_object *v, uint64_t *out)
 {
 	if (json_object_is_type(v, json_type_int))
@@ -324,10 +422,12 @@ static int load_top(const struct jctx *c, json_object *root, struct ringvm_confi
 		} else if (!strcmp(key, "command")) {
 			ret = load_command(c, v, cfg, f);
 		} else if (!strcmp(key, "disks")) {
-			ret = load_list(c, key, v, &cfg->nr_disks, one_disk, f->disks, sizeof(f->disks[0]));
+			ret = load_list(c, key, v, RINGVM_MAX_DEVICES, "devices", &cfg->nr_disks, one_disk, f->disks,
+					sizeof(f->disks[0]));
 			cfg->disks = f->disks;
 		} else if (!strcmp(key, "shares")) {
-			ret = load_list(c, key, v, &cfg->nr_shares, one_share, f->shares, sizeof(f->shares[0]));
+			ret = load_list(c, key, v, RINGVM_MAX_DEVICES, "devices", &cfg->nr_shares, one_share, f->shares,
+					sizeof(f->shares[0]));
 			cfg->shares = f->shares;
 		} else if (!strcmp(key, "root")) {
 			ret = load_root(c, v, &cfg->root);
@@ -335,9 +435,10 @@ static int load_top(const struct jctx *c, json_object *root, struct ringvm_confi
 			ret = load_limits(c, v, &cfg->fs_limits);
 		} else if (!strcmp(key, "verbose")) {
 			ret = j_bool(c, key, v, &cfg->verbose);
-		} else {
+		} else if ((ret = load_run_key(c, key, v, cfg, f)) == 1) {
 			ret = jbad(c, key, "unknown key (kernel, initrd, cmdline, cpus, memory, command, disks, "
-					   "shares, root, fs_limits, verbose)");
+					   "shares, root, fs_limits, verbose, env, workdir, user, timeout, "
+					   "stop_timeout, tty, gdb, gdb_wait)");
 		}
 	}
 	return ret;
@@ -425,103 +526,4 @@ void cli_config_free(struct cli_config_file *f)
 	f->root = NULL;
 	free(f->argv);
 	f->argv = NULL;
-}
-
-/* A size with the largest suffix that divides it ("512M"), or plain bytes. */
-static json_object *size_json(uint64_t v)
-{
-	static const char suffix[] = "KMGT";
-	char buf[32];
-	int s = -1;
-	while (s < 3 && v && v % (1ULL << (10 * (s + 2))) == 0)
-		s++;
-	if (s < 0)
-		return json_object_new_uint64(v);
-	snprintf(buf, sizeof(buf), "%llu%c", (unsigned long long)(v >> (10 * (s + 1))), suffix[s]);
-	return json_object_new_string(buf);
-}
-
-/* The name of an enum value, "?" when out of range (a config not yet checked). */
-static const char *name_of(const char *const *names, int n, int v)
-{
-	return v >= 0 && v < n ? names[v] : "?";
-}
-
-static json_object *str_or_null(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
-static json_object *disk_json(const struct ringvm_disk *d)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", str_or_null(d->path));
-	json_object_object_add(o, "readonly", json_object_new_boolean(d->readonly));
-	json_object_object_add(o, "direct", json_object_new_boolean(d->direct));
-	json_object_object_add(o, "queues", json_object_new_uint64(d->queues));
-	if (d->id)
-		json_object_object_add(o, "id", json_object_new_string(d->id));
-	json_object_object_add(o, "poll_us", json_object_new_uint64(d->poll_us));
-	return o;
-}
-
-static json_object *share_json(const struct ringvm_share *s)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "host_dir", str_or_null(s->host_dir));
-	json_object_object_add(o, "guest_dir", str_or_null(s->guest_dir));
-	if (s->tag)
-		json_object_object_add(o, "tag", json_object_new_string(s->tag));
-	json_object_object_add(o, "readonly", json_object_new_boolean(s->readonly));
-	json_object_object_add(o, "cache", json_object_new_string(name_of(cache_names, 3, (int)s->cache)));
-	json_object_object_add(o, "queues", json_object_new_uint64(s->queues));
-	json_object_object_add(o, "dev", json_object_new_boolean(s->dev));
-	json_object_object_add(o, "suid", json_object_new_boolean(s->suid));
-	json_object_object_add(o, "xattr", json_object_new_string(name_of(xattr_names, 4, (int)s->xattr)));
-	json_object_object_add(o, "allow_direct_io", json_object_new_boolean(s->allow_direct_io));
-	return o;
-}
-
-int cli_config_print(const struct ringvm_config *cfg, FILE *out)
-{
-	json_object *o = json_object_new_object();
-	if (!o)
-		return -ENOMEM;
-	json_object_object_add(o, "kernel", str_or_null(cfg->kernel));
-	json_object_object_add(o, "initrd", str_or_null(cfg->initrd));
-	if (cfg->cmdline)
-		json_object_object_add(o, "cmdline", json_object_new_string(cfg->cmdline));
-	json_object_object_add(o, "cpus", json_object_new_uint64(cfg->cpus));
-	json_object_object_add(o, "memory", size_json(cfg->memory));
-	json_object *cmd = json_object_new_array();
-	for (unsigned int i = 0; i < cfg->argc; i++)
-		json_object_array_add(cmd, json_object_new_string(cfg->argv[i]));
-	json_object_object_add(o, "command", cmd);
-	json_object *disks = json_object_new_array();
-	for (unsigned int i = 0; i < cfg->nr_disks; i++)
-		json_object_array_add(disks, disk_json(&cfg->disks[i]));
-	json_object_object_add(o, "disks", disks);
-	json_object *shares = json_object_new_array();
-	for (unsigned int i = 0; i < cfg->nr_shares; i++)
-		json_object_array_add(shares, share_json(&cfg->shares[i]));
-	json_object_object_add(o, "shares", shares);
-	if (cfg->root.host_dir) {
-		json_object *r = json_object_new_object();
-		json_object_object_add(r, "host_dir", json_object_new_string(cfg->root.host_dir));
-		json_object_object_add(r, "writable", json_object_new_boolean(cfg->root.writable));
-		json_object_object_add(o, "root", r);
-	}
-	json_object *l = json_object_new_object();
-	json_object_object_add(l, "fds", json_object_new_uint64(cfg->fs_limits.fds));
-	json_object_object_add(l, "dir_buffers", json_object_new_uint64(cfg->fs_limits.dir_buffers));
-	json_object_object_add(o, "fs_limits", l);
-	json_object_object_add(o, "verbose", json_object_new_boolean(cfg->verbose));
-	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-								 JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE);
-	int ret = text ? 0 : -ENOMEM;
-	if (text)
-		fprintf(out, "%s\n", text);
-	json_object_put(o);
-	return ret;
 }

@@ -10,12 +10,13 @@
 
 struct json_object;
 
-/* What a loaded file's config points into (strings, disks, shares, the command). */
+/* What a loaded file's config points into (strings, disks, shares, the command, its environment). */
 struct cli_config_file {
 	struct json_object *root;
 	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
 	struct ringvm_share shares[RINGVM_MAX_DEVICES];
 	const char **argv;
+	const char *env[RINGVM_MAX_ENV];
 	bool initrd_set; /* the file says "initrd" (null: none), so the CLI's default does not apply */
 };
 
@@ -30,6 +31,11 @@ struct cli_config_file {
 __attribute__((warn_unused_result)) int cli_config_load(const char *path, struct ringvm_config *cfg,
 							struct cli_config_file *f, char *err, size_t errlen);
 void cli_config_free(struct cli_config_file *f);
+
+/* The JSON names of enum ringvm_cache, enum ringvm_xattr and enum ringvm_tty, in the enums' order. */
+extern const char *const cli_cache_names[3];
+extern const char *const cli_xattr_names[4];
+extern const char *const cli_tty_names[3];
 
 /* cfg as JSON in the same schema, every field written (defaults too): what `config --print`
    shows and what cli_config_load reads back to the same config. 0 or -ENOMEM. */

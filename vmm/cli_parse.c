@@ -119,6 +119,7 @@ static int cli_disk_option(char *opt, struct ringvm_disk *d, const char **err)
 		if (cli_uint(opt + 8, 0, RINGVM_MAX_POLL_US, &v))
 			return cli_bad(err, "poll_us= must be a number from 0 to 1000");
 		d->poll_us = (unsigned int)v;
+		d->poll_us_set = true; /* 0 too: it overrides serve's --poll-us */
 	} else if (!strcmp(opt, "direct=on") || !strcmp(opt, "direct=off")) {
 		d->direct = opt[8] == 'n';
 	} else if (!strncmp(opt, "direct=", 7)) {
@@ -300,7 +301,7 @@ int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid, const char **err
 int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
 {
 	uint32_t v;
-	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > 10000000) {
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v < 1 || v > CLI_MAX_TIMEOUT_S) {
 		*err = "want whole seconds, 1 to 10000000";
 		return -EINVAL;
 	}
@@ -311,7 +312,7 @@ int cli_parse_seconds(const char *s, unsigned int *out, const char **err)
 int cli_parse_stop_timeout(const char *s, unsigned int *ms, const char **err)
 {
 	uint32_t v;
-	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v > 1000000) {
+	if (!s || cli_id(s, s + strlen(s), &v) < 0 || v > CLI_MAX_STOP_TIMEOUT_S) {
 		*err = "want whole seconds, 0 to 1000000";
 		return -EINVAL;
 	}

@@ -42,11 +42,17 @@ __attribute__((warn_unused_result)) int cli_parse_id(const char *s, uint32_t *ou
 __attribute__((warn_unused_result)) int cli_parse_user(const char *s, uint32_t *uid, uint32_t *gid,
 						       const char **err);
 
-/* --timeout: whole seconds, 1 to 10^7 (about 115 days). 0, or -EINVAL with *err. */
+/* The longest --timeout and --stop-timeout, in seconds (also the JSON file's "timeout" and
+   "stop_timeout"): 10^7 s is about 115 days; 10^6 s in milliseconds fits an unsigned int. */
+#define CLI_MAX_TIMEOUT_S 10000000
+#define CLI_MAX_STOP_TIMEOUT_S 1000000
+
+/* --timeout: whole seconds, 1 to CLI_MAX_TIMEOUT_S. 0, or -EINVAL with *err. */
 __attribute__((warn_unused_result)) int cli_parse_seconds(const char *s, unsigned int *out,
 							  const char **err);
 
-/* --stop-timeout: whole seconds, 0 (a signal stops the guest at once) to 10^6, as milliseconds.
+/* --stop-timeout: whole seconds, 0 (a signal stops the guest at once) to CLI_MAX_STOP_TIMEOUT_S, as
+   milliseconds.
    0, or -EINVAL with *err. */
 __attribute__((warn_unused_result)) int cli_parse_stop_timeout(const char *s, unsigned int *ms,
 							       const char **err);

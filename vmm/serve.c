@@ -74,8 +74,7 @@ static int serve_create_blk(const struct ringvm_serve_config *cfg, struct serve_
 		return errmsg(err, errlen, ret, "--disk %s: %s", cfg->disk.path, why);
 	if (cfg->poll_us > RINGVM_MAX_POLL_US)
 		return errmsg(err, errlen, -EINVAL, "--poll-us must be 0..%d", RINGVM_MAX_POLL_US);
-	if (!cfg->disk.poll_us) /* the disk's own setting wins */
-		d->blk_cfg.poll_us = cfg->poll_us;
+	d->blk_cfg.poll_us = blk_disk_poll_us(&cfg->disk, cfg->poll_us); /* the disk's own choice wins */
 	ret = blk_create(&d->blk_cfg, 1, &d->blk);
 	if (ret)
 		return errmsg(err, errlen, ret, "--disk %s: %s", d->blk_cfg.path, blk_strerror(ret));

@@ -33,6 +33,13 @@ __attribute__((warn_unused_result)) int blk_config_from(const struct ringvm_disk
 							struct blk_config *out, const char **why);
 
 /*
+ * The busy-poll ceiling d asks for: its poll_us when it made a choice (poll_us_set, or a non-zero
+ * poll_us), else fallback (ringvm_serve's --poll-us; 0 for ringvm_run). Range checks are
+ * blk_config_from's.
+ */
+unsigned int blk_disk_poll_us(const struct ringvm_disk *d, unsigned int fallback);
+
+/*
  * Check and open the backing file before boot: a regular file or a block device, readable, and
  * writable unless readonly. Returns an fd (O_CLOEXEC; O_DIRECT when cfg->direct), or -errno:
  * -ENOENT missing, -EISDIR a directory, -EACCES/-EROFS/-EPERM not writable, -EINVAL not a regular

@@ -53,8 +53,13 @@ int blk_config_from(const struct ringvm_disk *d, struct blk_config *out, const c
 	out->readonly = d->readonly;
 	out->direct = d->direct;
 	out->queues = d->queues;
-	out->poll_us = d->poll_us;
+	out->poll_us = blk_disk_poll_us(d, 0); /* ringvm_run: no polling unless asked */
 	return 0;
+}
+
+unsigned int blk_disk_poll_us(const struct ringvm_disk *d, unsigned int fallback)
+{
+	return d->poll_us_set || d->poll_us ? d->poll_us : fallback;
 }
 
 int blk_open(const struct blk_config *cfg)

@@ -159,13 +159,6 @@ struct fsi_inode *fsi_get(struct fsi_table *t, uint64_t nodeid)
 	return ino;
 }
 
-void fsi_ref(struct fsi_table *t, struct fsi_inode *ino)
-{
-	pthread_mutex_lock(&t->lock);
-	ino->refs++;
-	pthread_mutex_unlock(&t->lock);
-}
-
 /* Called with the lock held: unlink a dead inode and return it for closing outside the lock. */
 static struct fsi_inode *fsi_reap(struct fsi_table *t, struct fsi_inode *ino)
 {

@@ -65,9 +65,6 @@ void fsi_destroy(struct fsi_table *t);
 /* The inode for a nodeid the guest sent, with a reference (fsi_put it), or NULL if unknown. */
 struct fsi_inode *fsi_get(struct fsi_table *t, uint64_t nodeid);
 
-/* Take another reference on an inode we already hold. */
-void fsi_ref(struct fsi_table *t, struct fsi_inode *ino);
-
 void fsi_put(struct fsi_table *t, struct fsi_inode *ino);
 
 /*

@@ -105,10 +105,4 @@ struct virtio_dev {
  */
 void virtio_config_changed(struct virtio_dev *dev);
 
-/* True when feature bit `bit` was negotiated (valid from activate() until reset()). */
-static inline bool virtio_has_feature(const struct virtio_dev *dev, unsigned int bit)
-{
-	return (dev->driver_features >> bit) & 1;
-}
-
 #endif

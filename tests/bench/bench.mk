@@ -15,11 +15,8 @@ ALL_TARGETS += $(DEVICE_BENCH)
 bench: bench-device
 bench-device: all
 	$(Q)tests/bench/device.sh
-# make test: the quick mode checks the harness (every peer starts, every reply verified, results parse).
-HOST_TESTS += tests/bench/device-test.sh
+# tests/bench/device-test.sh (a host test, tests/host/host.mk): the quick mode checks the harness
+# (every peer starts, every reply verified, results parse).
 DEPS_PKGS += gnuplot-nox jq bsdextrautils qemu-system-common util-linux
 
-# The driver's ring against ringvm's device-side ring, its histogram and its data pattern.
-UNIT_TESTS += bench_dvq
-test_bench_dvq_SRCS := $(addprefix tests/bench/device/,dvq.c dmem.c stats.c workload.c test_dvq.c) \
-	devices/virtio/virtq.c devices/virtio/chain.c vmm/guest_mem.c
+# Its ring is unit-tested (tests/unit/unit.mk, bench_dvq).

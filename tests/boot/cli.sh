@@ -105,6 +105,37 @@ fi
 "$ringvm" config --print --config "$tmp/vm.json" --disk "$tmp/disk.img,readonly" >"$tmp/print3.json" 2>&1
 [ "$(grep -c '"path"' "$tmp/print3.json")" = 1 ] && grep -q '"readonly": true' "$tmp/print3.json" &&
 	pass "a --disk replaces the file's list of disks" || fail "--disk over --config: $(head -c 300 "$tmp/print3.json")"
+# The run settings from the file, and each option over them.
+cat >"$tmp/run.json" <<JSON
+{ "kernel": "$fw/exit.elf", "initrd": null, "command": [ "true" ], "env": [ "A=1", "B=2" ],
+  "workdir": "/srv", "user": { "uid": 5 }, "timeout": 30, "stop_timeout": 4, "tty": "off",
+  "gdb": "tcp:127.0.0.1:0", "gdb_wait": true }
+JSON
+"$ringvm" config --print --config "$tmp/run.json" >"$tmp/print4.json" 2>&1
+want_all() { # want_all FILE PATTERN...: every pattern is a line of FILE
+	local f=$1 p
+	shift
+	for p; do grep -qF -- "$p" "$f" || { echo "# missing: $p"; return 1; }; done
+}
+want_all "$tmp/print4.json" '"A=1",' '"B=2"' '"workdir": "/srv"' '"uid": 5' '"gid": 5' '"timeout": 30' \
+	'"stop_timeout": 4' '"tty": "off"' '"gdb": "tcp:127.0.0.1:0"' '"gdb_wait": true' &&
+	pass "config --print shows the file's env, workdir, user, timeout, stop_timeout, tty, gdb, gdb_wait" ||
+	fail "run settings from --config: $(head -c 400 "$tmp/print4.json")"
+"$ringvm" config --print --config "$tmp/run.json" --env C=3 --workdir /tmp --user 6:7 --timeout 9 \
+	--stop-timeout 0 --tty --gdb "unix:$tmp/gdb.sock" -- false >"$tmp/print5.json" 2>&1
+want_all "$tmp/print5.json" '"C=3"' '"workdir": "/tmp"' '"uid": 6' '"gid": 7' '"timeout": 9' \
+	'"stop_timeout": 0' '"tty": "on"' "\"gdb\": \"unix:$tmp/gdb.sock\"" '"false"' &&
+	! grep -q '"A=1"' "$tmp/print5.json" &&
+	pass "each run option overrides the file (an --env replaces its list)" ||
+	fail "run options over --config: $(head -c 400 "$tmp/print5.json")"
+# The file's timeout ends a guest that never stops, as --timeout does (exit 124; timeout(1) would
+# end it with SIGKILL, 137).
+printf '{ "kernel": "%s", "initrd": null, "memory": "64M", "timeout": 1, "tty": "off" }\n' "$fw/halt.elf" \
+	>"$tmp/halt.json"
+timeout -s KILL 30 "$ringvm" run --config "$tmp/halt.json" </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" = 124 ] && pass "the file's \"timeout\" stops the guest (exit 124)" ||
+	fail "\"timeout\" from --config: status $rc, $(head -c 300 "$tmp/err")"
 printf '{ "kernel": "%s", "initrd": null, "cpus": 0 }\n' "$fw/exit.elf" >"$tmp/zero.json"
 refuse "config --print checks what it prints (cpus 0 from a file)" "cpus must be between" config --print --config "$tmp/zero.json"
 refuse "run checks a file's values too" "cpus must be between" run --config "$tmp/zero.json"

@@ -17,7 +17,10 @@ dest=$tmp/stage
 prefix=/usr/local
 lib=$dest$prefix/lib
 version=$(sed -n 's/^#define RINGVM_VERSION_STRING "\(.*\)"$/\1/p' include/ringvm.h)
-major=${version%%.*}
+part() { sed -n "s/^#define RINGVM_VERSION_$1 \([0-9]*\)$/\1/p" include/ringvm.h; }
+major=$(part MAJOR)
+check "the header's RINGVM_VERSION_STRING $version is MAJOR.MINOR.PATCH ($major.$(part MINOR).$(part PATCH))" \
+	[ "$version" = "$major.$(part MINOR).$(part PATCH)" ]
 
 if make -s --no-print-directory install PREFIX=$prefix DESTDIR="$dest" >"$tmp/install.log" 2>&1; then
 	pass "make install PREFIX=$prefix DESTDIR=..."
@@ -33,7 +36,21 @@ check "every file is installed under DESTDIR$prefix${missing:+ (missing:$missing
 outside=$(cd "$dest" && find . -mindepth 1 ! -path ".$prefix" ! -path ".$prefix/*" ! -path ./usr | head -n 3)
 check "nothing outside DESTDIR$prefix${outside:+ ($outside)}" [ -z "$outside" ]
 soname=$(readelf -d "$lib/libringvm.so.$version" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-check "soname is libringvm.so.$major (got $soname)" [ "$soname" = "libringvm.so.$major" ]
+check "soname is libringvm.so.\$RINGVM_VERSION_MAJOR, libringvm.so.$major (got $soname)" \
+	[ "$soname" = "libringvm.so.$major" ]
+# Every exported function carries the major's version node (dist/libringvm.map).
+nodes=$(nm -D --defined-only "$lib/libringvm.so.$version" | awk '$2 == "T" { sub(/^[^@]*@@?/, "", $3); print $3 }' |
+	sort -u | tr '\n' ' ')
+check "every exported function is versioned RINGVM_$major (got: $nodes)" [ "$nodes" = "RINGVM_$major " ]
+# The public structs' sizes, from the installed header, are the ones recorded for this major: a
+# struct that grew without a new major would break the programs built against the soname.
+if tests/support/abi_sizes.sh "$dest$prefix/include" >"$tmp/abi" 2>"$tmp/abi.err"; then
+	grep -v '^#' dist/abi-sizes >"$tmp/abi.want"
+	check "the installed header's struct sizes are dist/abi-sizes' for major $major ($(diff "$tmp/abi.want" "$tmp/abi" | grep '^[<>]' | tr '\n' ' '))" \
+		cmp -s "$tmp/abi.want" "$tmp/abi"
+else
+	fail "tests/support/abi_sizes.sh: $(head -c 300 "$tmp/abi.err")"
+fi
 
 # The exported symbols are exactly the functions the header declares.
 nm -D --defined-only "$lib/libringvm.so.$version" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |

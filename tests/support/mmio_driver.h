@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/virtio/fake_ring.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_ring.h"
+#include "tests/support/fake_vm.h"
 
 #define MD_MAX_QUEUES 8
 

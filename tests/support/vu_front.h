@@ -8,13 +8,13 @@
 
 #include "devices/vhost_user/vu_backend.h"
 #include "devices/vhost_user/vu_msg.h"
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 
 /*
  * Plays QEMU's side of the socket against a back-end served on a thread of the test (a socketpair,
  * vu_backend_serve on the other end). Guest memory is a memfd mapped in the test: guest-physical
  * address == offset in it, and the front-end's user address of gpa is ram + gpa, so the ring
- * builder (devices/virtio/fake_ring.c) writes rings exactly where the back-end reads them. Data
+ * builder (tests/support/fake_ring.c) writes rings exactly where the back-end reads them. Data
  * buffers come from queue 0's heap (queue 0's ring sits highest). Not thread-safe.
  */
 #define VUF_MAX_QUEUES 4

@@ -13,7 +13,7 @@
 #include <linux/virtio_mmio.h>
 
 #include "devices/blk/blk.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "tests/support/host_fuse.h"
 #include "tests/support/mmio_driver.h"

@@ -15,8 +15,8 @@
 #include <linux/virtio_mmio.h>
 
 #include "devices/blk/blk.h"
-#include "devices/virtio/fake_ring.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_ring.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "devices/blk/blk_req.h"
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 #include "tests/unit/tap.h"
 
 #define RAM_SIZE (1u << 20)

@@ -12,6 +12,7 @@
 #include "devices/blk/blk.h"
 #include "include/ringvm.h"
 #include "tests/support/spec.h"
+#include "vmm/cli_parse.h"
 #include "tests/unit/tap.h"
 
 static void test_parse(void)
@@ -171,10 +172,45 @@ static void test_open(void)
 	rmdir(dir);
 }
 
+/*
+ * The busy-poll ceiling a disk asks for, over `ringvm serve --poll-us` (the fallback): a spec's
+ * poll_us=0 is a choice that wins like any other, an absent poll_us= takes the fallback.
+ */
+static void test_poll_choice(void)
+{
+	static const struct {
+		const char *spec;
+		unsigned int want;
+		const char *what;
+	} cases[] = {
+		{ "x", 50, "no poll_us=: --poll-us applies" },
+		{ "x,poll_us=0", 0, "poll_us=0 overrides --poll-us (polling off)" },
+		{ "x,poll_us=7", 7, "poll_us=7 overrides --poll-us" },
+		{ "x,poll_us=1000", 1000, "poll_us=1000, the maximum, overrides --poll-us" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[32];
+		struct ringvm_disk d;
+		const char *why = NULL;
+		snprintf(spec, sizeof(spec), "%s", cases[i].spec);
+		int ret = cli_parse_disk(spec, &d, &why);
+		TAP_CHECK(ret == 0 && blk_disk_poll_us(&d, 50) == cases[i].want, cases[i].what);
+	}
+	/* The typed disk on its own: zeroed is unset; poll_us_set makes 0 a choice; ringvm_run's
+	   fallback (blk_config_from) is no polling. */
+	struct ringvm_disk z = { .path = "x" }, off = { .path = "x", .poll_us_set = true };
+	struct blk_config c;
+	const char *why;
+	TAP_CHECK(blk_disk_poll_us(&z, 50) == 50 && blk_disk_poll_us(&off, 50) == 0,
+		  "typed disk: zeroed takes the fallback, poll_us_set with 0 does not");
+	TAP_CHECK(blk_config_from(&z, &c, &why) == 0 && c.poll_us == 0, "ringvm_run: an unset disk does not poll");
+}
+
 int main(void)
 {
 	test_parse();
 	test_struct();
+	test_poll_choice();
 	test_open();
 	return tap_done();
 }

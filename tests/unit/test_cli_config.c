@@ -48,7 +48,15 @@ static const char example[] =
 	"                \"xattr\": \"security\", \"allow_direct_io\": true } ],\n"
 	"  \"root\": { \"host_dir\": \"/\", \"writable\": true },\n"
 	"  \"fs_limits\": { \"fds\": 5000, \"dir_buffers\": 64 },\n"
-	"  \"verbose\": true\n"
+	"  \"verbose\": true,\n"
+	"  \"env\": [\"A=1\", \"B=two words\"],\n"
+	"  \"workdir\": \"/srv\",\n"
+	"  \"user\": { \"uid\": 1000, \"gid\": 100 },\n"
+	"  \"timeout\": 30,\n"
+	"  \"stop_timeout\": 3,\n"
+	"  \"tty\": \"off\",\n"
+	"  \"gdb\": \"tcp:127.0.0.1:1234\",\n"
+	"  \"gdb_wait\": true\n"
 	"}\n";
 
 static void test_example(void)
@@ -77,6 +85,14 @@ static void test_example(void)
 	TAP_CHECK(!strcmp(c.root.host_dir, "/") && c.root.writable && c.fs_limits.fds == 5000 &&
 			  c.fs_limits.dir_buffers == 64,
 		  "root and fs_limits");
+	const struct ringvm_launch *l = &c.launch;
+	TAP_CHECK(l->nr_env == 2 && !strcmp(l->env[0], "A=1") && !strcmp(l->env[1], "B=two words") &&
+			  !strcmp(l->workdir, "/srv") && l->set_user && l->uid == 1000 && l->gid == 100,
+		  "env, workdir, user: the command's launch");
+	TAP_CHECK(c.timeout_s == 30 && c.stop_timeout_ms == 3000 && c.console.tty == RINGVM_TTY_OFF &&
+			  !strcmp(c.gdb, "tcp:127.0.0.1:1234") && c.gdb_wait,
+		  "timeout, stop_timeout (seconds), tty, gdb, gdb_wait");
+	TAP_CHECK(c.disks[1].poll_us_set && !c.disks[0].poll_us_set, "poll_us given is set, absent is not");
 
 	/* Printed, loaded again, printed again: the same text. */
 	char *a = NULL, *b = NULL;
@@ -96,6 +112,50 @@ static void test_example(void)
 		printf("# %s\n", err);
 	free(a);
 	free(b);
+	cli_config_free(&f);
+}
+
+/* The run settings' other values: null, gid from uid, poll_us 0 and null, printed and read back. */
+static void test_run_values(void)
+{
+	struct ringvm_config c;
+	struct cli_config_file f;
+	int ret = load("{ \"kernel\": \"k\", \"user\": { \"uid\": 7 }, \"workdir\": null, \"gdb\": null, \"tty\": \"on\",\n"
+		       "  \"stop_timeout\": 0, \"timeout\": 0, \"env\": [],\n"
+		       "  \"disks\": [ { \"path\": \"a\", \"poll_us\": 0 }, { \"path\": \"b\", \"poll_us\": null } ] }",
+		       &c, &f);
+	TAP_CHECK(ret == 0 && c.launch.set_user && c.launch.uid == 7 && c.launch.gid == 7 && !c.launch.workdir &&
+			  !c.gdb && c.console.tty == RINGVM_TTY_ON && c.stop_timeout_ms == 0 && c.timeout_s == 0 &&
+			  c.launch.nr_env == 0,
+		  "user without gid takes the uid's; null workdir and gdb; stop_timeout 0");
+	TAP_CHECK(ret == 0 && c.disks[0].poll_us_set && c.disks[0].poll_us == 0 && !c.disks[1].poll_us_set,
+		  "poll_us 0 is a choice, null is unset");
+	if (ret)
+		printf("# %s\n", err);
+	char *a = NULL;
+	size_t alen;
+	FILE *m = open_memstream(&a, &alen);
+	int p = ret ? -1 : cli_config_print(&c, m);
+	fclose(m);
+	cli_config_free(&f);
+	struct ringvm_config c2;
+	int r2 = p == 0 && a ? load(a, &c2, &f) : -1;
+	TAP_CHECK(r2 == 0 && c2.disks[0].poll_us_set && !c2.disks[1].poll_us_set && c2.launch.gid == 7 &&
+			  strstr(a, "\"poll_us\": null") && strstr(a, "\"workdir\": null"),
+		  "printed: poll_us 0 and null, user and null strings survive the round trip");
+	if (r2)
+		printf("# %s\n", err);
+	free(a);
+	cli_config_free(&f);
+	ret = load("{}", &c, &f);
+	m = open_memstream(&a, &alen);
+	p = ret ? -1 : cli_config_print(&c, m);
+	fclose(m);
+	TAP_CHECK(p == 0 && strstr(a, "\"env\": [\n  ]") && strstr(a, "\"user\": null") && strstr(a, "\"timeout\": 0") &&
+			  strstr(a, "\"stop_timeout\": 10") && strstr(a, "\"tty\": \"auto\"") &&
+			  strstr(a, "\"gdb_wait\": false"),
+		  "config --print shows the run settings' defaults");
+	free(a);
 	cli_config_free(&f);
 }
 
@@ -160,6 +220,28 @@ static void test_errors(void)
 	refused("{ \"command\": [\"sh\", 7] }", ": command[1]: expected a string", "a command argument that is a number");
 	refused("{ \"kernel\": \"a\\u0000b\" }", ": kernel: a string with a NUL", "a string with a NUL");
 	refused("{ \"verbose\": null }", ": verbose: expected true or false", "null where a bool goes");
+	refused("{ \"env\": \"A=1\" }", ": env: expected an array", "env not an array");
+	refused("{ \"env\": [\"A=1\", \"B\"] }", ": env[1]: 'B': want NAME=VALUE", "an env entry without =");
+	refused("{ \"env\": [\"=x\"] }", ": env[0]: '=x': want NAME=VALUE", "an env entry without a name");
+	refused("{ \"env\": [1] }", ": env[0]: expected a string", "an env entry that is a number");
+	refused("{ \"workdir\": \"tmp\" }", ": workdir: 'tmp': the directory must be absolute", "a relative workdir");
+	refused("{ \"workdir\": 1 }", ": workdir: expected a string", "a workdir that is a number");
+	refused("{ \"user\": 1000 }", ": user: expected an object", "user as a number");
+	refused("{ \"user\": { \"gid\": 1 } }", ": user: \"uid\" is required", "user without a uid");
+	refused("{ \"user\": { \"uid\": 4294967295 } }", ": user.uid: expected an integer from 0 to 4294967294",
+		"a uid of (uid_t)-1");
+	refused("{ \"user\": { \"uid\": 1, \"name\": \"x\" } }", ": user.name: unknown key", "an unknown key in user");
+	refused("{ \"timeout\": \"5s\" }", ": timeout: expected an integer", "a timeout that is a string");
+	refused("{ \"timeout\": 10000001 }", ": timeout: expected an integer from 0 to 10000000", "a timeout too long");
+	refused("{ \"stop_timeout\": -1 }", ": stop_timeout: expected an integer from 0 to 1000000",
+		"a negative stop_timeout");
+	refused("{ \"tty\": true }", ": tty: expected a string", "tty as a bool");
+	refused("{ \"tty\": \"yes\" }", ": tty: 'yes' is not one of auto, on, off", "a bad tty value");
+	refused("{ \"gdb\": 1234 }", ": gdb: expected a string", "gdb as a number");
+	refused("{ \"gdb_wait\": \"yes\" }", ": gdb_wait: expected true or false", "gdb_wait as a string");
+	refused("{ \"disks\": [ { \"path\": \"a\", \"poll_us\": \"0\" } ] }", ": disks[0].poll_us: expected an integer",
+		"poll_us as a string");
+	refused("{ \"stop-timeout\": 1 }", ": stop-timeout: unknown key", "the CLI's spelling is not a key");
 	refused("[ 1, 2 ]", ": (top level): expected an object", "a top level that is not an object");
 	refused("{\n  \"cpus\": 2,\n  \"memory\": \n}\n", ": line 4:", "a syntax error names its line");
 	refused("", ": line 1:", "an empty file");
@@ -191,6 +273,7 @@ int main(void)
 	}
 	snprintf(file, sizeof(file), "%s/vm.json", dir);
 	test_example();
+	test_run_values();
 	test_partial();
 	test_errors();
 	unlink(file);

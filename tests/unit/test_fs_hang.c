@@ -14,7 +14,7 @@
 #include <linux/virtio_mmio.h>
 
 #include "devices/fs/virtio_fs.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "tests/support/fs_guest.h"
 #include "tests/support/fuse_req.h"

@@ -11,8 +11,8 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
 
-#include "devices/virtio/fake_ring.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_ring.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "devices/virtio/virtio.h"
 #include "tests/unit/tap.h"

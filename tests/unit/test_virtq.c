@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 #include "devices/virtio/virtq.h"
 #include "tests/unit/tap.h"
 

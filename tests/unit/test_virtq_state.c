@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 #include "devices/virtio/virtio.h"
 #include "devices/virtio/virtq_state.h"
 #include "devices/virtio/worker.h"

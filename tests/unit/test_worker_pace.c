@@ -5,7 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 #include "devices/virtio/pace.h"
 #include "devices/virtio/virtio.h"
 #include "devices/virtio/worker.h"

@@ -1,8 +1,8 @@
 #!/bin/sh
-# fuzz.sh FUZZER SECONDS [SEEDS_DIR]: run a libFuzzer target for a bounded time from its corpus; TAP.
+# tests/fuzz/run.sh FUZZER SECONDS: run a libFuzzer target for a bounded time from its corpus; TAP.
 #
-# The corpus lives in the tree, next to the code it exercises: <folder>/fuzz-seeds/NAME (found here
-# when SEEDS_DIR is not given). New inputs go to a scratch corpus under build/fuzz-corpus/NAME.
+# The corpus lives in the tree: tests/fuzz/seeds/NAME (tests/fuzz/fuzz.mk). New inputs go to a
+# scratch corpus under build/fuzz-corpus/NAME.
 # With FUZZ_KEEP=1 (`make fuzz`), the scratch corpus and the tree's are merged afterwards into a
 # minimal set (libFuzzer -merge=1) that replaces the tree's folder, so what a long run learnt is
 # kept and can be committed. The TAP line carries libFuzzer's figures: execs, cov (edges) and ft
@@ -11,7 +11,8 @@ set -u
 fuzzer=$1
 seconds=$2
 name=$(basename "$fuzzer")
-seeds=${3:-$(find . -path ./build -prune -o -type d -path "*/fuzz-seeds/$name" -print | head -n1)}
+seeds=tests/fuzz/seeds/$name
+[ -d "$seeds" ] || seeds=
 corpus=build/fuzz-corpus/$name
 mkdir -p "$corpus"
 log=$(mktemp)

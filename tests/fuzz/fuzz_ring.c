@@ -1,5 +1,5 @@
 /* fuzz_ring.c: build a split ring from compact fuzz bytes (see fuzz_ring.h). */
-#include "devices/virtio/fuzz_ring.h"
+#include "tests/fuzz/fuzz_ring.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 #!/bin/bash
-# test-apt-suite.sh: guest/apt-suite.sh finds the host's Debian archive in sources files of both
+# apt-suite.sh: guest/apt-suite.sh finds the host's Debian archive in sources files of both
 # formats (one-line and deb822), skips other releases, other archives and disabled entries, and
 # says so when there is none. TAP.
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 rel=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_acpi_iasl.sh: ACPICA's own tools (iasl, acpiexec) read ringvm's ACPI tables back; TAP output.
+# acpi_iasl.sh: ACPICA's own tools (iasl, acpiexec) read ringvm's ACPI tables back; TAP output.
 # Run from the repository root with B=<build dir> (default build): needs $B/tests/acpi-dump.
 set -u
 B=${B:-build}

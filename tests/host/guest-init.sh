@@ -1,7 +1,7 @@
 #!/bin/sh
-# test-init.sh: run the real PID 1 (build/guest/init) without a kernel or KVM, and check what it does (TAP).
+# guest-init.sh: run the real PID 1 (build/guest/init) without a kernel or KVM, and check what it does (TAP).
 #
-#   guest/test-init.sh STAGEDIR
+#   tests/host/guest-init.sh [STAGEDIR]
 #
 # STAGEDIR is the initramfs tree guest/mkinitramfs.sh left (build/guest/initramfs.d). Each case copies
 # nothing back: it runs /init as PID 1 of new user, PID, mount and network namespaces, chrooted into a
@@ -12,7 +12,7 @@
 # The commands below are guest shell code: single quotes keep them for the guest to expand.
 # shellcheck disable=SC2016,SC1003
 set -u
-stage=${1:?usage: $0 STAGEDIR}
+stage=${1:-build/guest/initramfs.img.d}
 [ -x "$stage/init" ] || { echo "test-init: no $stage/init" >&2; exit 2; }
 if ! unshare -Urpmnf true 2>/dev/null; then
 	echo "1..0 # SKIP unprivileged user namespaces are not available here"
@@ -217,7 +217,7 @@ check $? "a failed mount is reported even without ringvm.verbose=1"
 # INPUT is typed once PID 1 has printed EXPECT (it sets the console mode before it says what it
 # runs), never after a guessed delay. The console and PID 1's messages both land in $work/log,
 # carriage returns kept; $drive_err says why the session did not run to its end, if it did not.
-pty_drive=$(cd "$(dirname "$0")/../tests" && pwd)/pty-drive
+pty_drive=$(cd "$(dirname "$0")/.." && pwd)/pty-drive
 run_tty() {
 	printf '%s\n' "$1" >"$work/cmdline"
 	drive_err=$(cd "$work" && "$pty_drive" --timeout 120 "$work/log" 'unshare -Urpmnf --kill-child sh -c "

@@ -15,8 +15,8 @@
 #include <linux/virtio_ring.h>
 
 #include "devices/fs/virtio_fs.h"
-#include "devices/virtio/fake_ring.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_ring.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "tests/support/fuse_req.h"
 #include "tests/support/mmio_driver.h"

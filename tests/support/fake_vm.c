@@ -1,6 +1,6 @@
 /* fake_vm.c: vmm/vm.h over malloc'd RAM for unit tests: registrations recorded, kicks and IRQs via eventfds. */
 #define _GNU_SOURCE
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_vm.h"
 
 #include <errno.h>
 #include <poll.h>

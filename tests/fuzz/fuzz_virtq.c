@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "devices/virtio/fuzz_ring.h"
+#include "tests/fuzz/fuzz_ring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fake_ring.c: a driver-side split-ring builder over fake guest RAM (tests and fuzzers only). */
-#include "devices/virtio/fake_ring.h"
+#include "tests/support/fake_ring.h"
 
 #include <string.h>
 

@@ -17,7 +17,7 @@
 #include <linux/virtio_mmio.h>
 
 #include "devices/console/virtio_console.h"
-#include "devices/virtio/fake_vm.h"
+#include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
 #include "tests/support/mmio_driver.h"
 #include "tests/unit/tap.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
-# test-boot-qemu.sh: boot the real guest (Debian kernel + our initramfs) under QEMU, without ringvm (TAP).
+# guest-boot-qemu.sh: boot the real guest (Debian kernel + our initramfs) under QEMU, without ringvm (TAP).
 #
-#   guest/test-boot-qemu.sh KERNEL INITRD
+#   tests/host/guest-boot-qemu.sh KERNEL INITRD (make guest-boot-qemu)
 #
 # Checks the guest half of guest/protocol.h against a real kernel on any host, KVM or not: QEMU's
 # isa-debug-exit device sits on RINGVM_EXIT_PORT and exits with (status << 1) | 1, so the status PID 1
@@ -11,8 +11,8 @@ set -u
 kernel=${1:?usage: $0 KERNEL INITRD}
 initrd=${2:?usage: $0 KERNEL INITRD}
 accel=${QEMU_ACCEL:-tcg}
-exit_port=$(sed -n 's/^#define RINGVM_EXIT_PORT \(0x[0-9a-f]*\)$/\1/p' "$(dirname "$0")/protocol.h")
-[ -n "$exit_port" ] || { echo "test-boot-qemu: no RINGVM_EXIT_PORT in protocol.h" >&2; exit 2; }
+exit_port=$(sed -n 's/^#define RINGVM_EXIT_PORT \(0x[0-9a-f]*\)$/\1/p' "$(dirname "$0")/../../guest/protocol.h")
+[ -n "$exit_port" ] || { echo "guest-boot-qemu: no RINGVM_EXIT_PORT in protocol.h" >&2; exit 2; }
 
 work=$(mktemp -d)
 qemu_pid=

@@ -1,9 +1,9 @@
 #!/bin/bash
-# test-pty-drive.sh: tests/pty-drive, the terminal driver of the interactive tests, on the host (TAP).
+# pty-drive.sh: tests/pty-drive, the terminal driver of the interactive tests, on the host (TAP).
 # Each case that must fail does: a peer that goes away or never answers gives status 255 and a reason,
 # and never kills the caller.
 set -u
-drive=$(cd "$(dirname "$0")" && pwd)/pty-drive
+drive=$(cd "$(dirname "$0")/.." && pwd)/pty-drive
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp

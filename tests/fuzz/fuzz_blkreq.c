@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "devices/blk/blk_req.h"
-#include "devices/virtio/fuzz_ring.h"
+#include "tests/fuzz/fuzz_ring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,28 @@
+# tests/support/support.mk: the test tools built from tests/support/ (test doubles linked into unit
+# tests are listed in tests/unit/unit.mk). Included by tests/tests.mk.
+
+# acpi-dump DIR: writes each table of a sample machine (2 CPUs, 3 virtio-mmio devices) to DIR/*.dat
+# for tests/host/acpi_iasl.sh.
+ACPI_DUMP_SRCS := tests/support/acpi_dump.c arch/x86/acpi.c arch/x86/aml.c
+$(B)/tests/acpi-dump: $(call objs_of,$(B)/obj,ACPI_DUMP_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+ALL_TARGETS += $(B)/tests/acpi-dump
+
+# The fs server over the host's /dev/fuse (tests/integration/fs.sh --host-fuse, and the integration
+# tests' FUSE-backed shares), no VM.
+FS_HOST_MOUNT_SRCS := $(FS_CORE_SRCS) tests/support/host_fuse.c tests/support/fuse_host_mount.c
+$(B)/tests/fuse_host_mount: $(call objs_of,$(B)/obj,FS_HOST_MOUNT_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+ALL_TARGETS += $(B)/tests/fuse_host_mount
+
+# The vhost-user test front-end against a running `ringvm serve` (tests/boot/serve.sh).
+VU_PROBE_SRCS := tests/support/vu_probe.c $(VU_FRONT) $(VU_SRCS) $(VU_VIRTIO) vmm/guest_mem.c
+$(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+ALL_TARGETS += $(B)/tests/vu_probe
