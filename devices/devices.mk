@@ -3,7 +3,8 @@ VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/urin
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
 	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
-LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS)
+# The table of device kinds (kind.h); each kind's entry is in its folder (NAME_kind.c).
+LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS) devices/kinds.c devices/blk/blk_kind.c
 
 # Test doubles shared with other devices' tests (virtio-fs links them too).
 VIRTIO_FAKES := devices/virtio/fake_vm.c devices/virtio/fake_ring.c vmm/guest_mem.c
@@ -21,6 +22,11 @@ test_blk_req_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio
 	$(VIRTIO_FAKES) tests/unit/test_blk_req.c
 test_blk_e2e_SRCS := $(SPEC_SRCS) $(VIRTIO_SRCS) $(BLK_SRCS) $(VIRTIO_FAKES) vmm/seccomp.c \
 	tests/unit/test_blk_e2e.c
+
+# vmm/devices.c over a test-only table of fake kinds.
+UNIT_TESTS += devices
+test_devices_SRCS := vmm/devices.c vmm/kcmdline.c vmm/errmsg.c guest/cmdline.c vmm/seccomp.c $(VIRTIO_SRCS) \
+	$(VIRTIO_FAKES) tests/unit/test_devices.c
 
 # libFuzzer targets: the chain walker (+ Reader/Writer) and the blk request parser.
 FUZZERS += virtq blkreq

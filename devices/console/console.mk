@@ -1,7 +1,7 @@
 # devices/console: virtio-console, its ports as the guest command's standard streams. Included by
 # devices/devices.mk after VIRTIO_SRCS and VIRTIO_FAKES are defined.
 CONSOLE_SRCS := devices/console/vcon_ctrl.c devices/console/virtio_console.c
-LIB_SRCS += $(CONSOLE_SRCS)
+LIB_SRCS += $(CONSOLE_SRCS) devices/console/console_kind.c
 
 UNIT_TESTS += vcon_ctrl virtio_console
 test_vcon_ctrl_SRCS := devices/console/vcon_ctrl.c devices/console/test_vcon_ctrl.c
