@@ -3,8 +3,11 @@ VIRTIO_SRCS := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/urin
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
 	devices/virtio/core.c devices/virtio/mmio.c devices/virtio/xfer.c
 BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
-# The table of device kinds (kind.h); each kind's entry is in its folder (NAME_kind.c).
+# The table of device kinds (kind.h); each kind's entry is in its folder (NAME_kind.c), with the
+# guest kernel modules its devices need (KIND_GUEST_MODULES: guest/guest.mk puts them in the
+# initramfs, in this order).
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS) devices/kinds.c devices/blk/blk_kind.c
+KIND_GUEST_MODULES := virtio_blk
 
 # Test doubles shared with other devices' tests (virtio-fs links them too).
 VIRTIO_FAKES := devices/virtio/fake_vm.c devices/virtio/fake_ring.c vmm/guest_mem.c

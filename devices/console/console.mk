@@ -2,6 +2,7 @@
 # devices/devices.mk after VIRTIO_SRCS and VIRTIO_FAKES are defined.
 CONSOLE_SRCS := devices/console/vcon_ctrl.c devices/console/virtio_console.c
 LIB_SRCS += $(CONSOLE_SRCS) devices/console/console_kind.c
+KIND_GUEST_MODULES += virtio_console
 
 UNIT_TESTS += vcon_ctrl virtio_console
 test_vcon_ctrl_SRCS := devices/console/vcon_ctrl.c devices/console/test_vcon_ctrl.c

@@ -9,6 +9,8 @@ FS_CORE_SRCS := devices/fs/fuse_decode.c devices/fs/inode.c devices/fs/handle.c 
 FS_DEV_SRCS := devices/fs/fs_config.c devices/fs/virtio_fs.c
 
 LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS) devices/fs/fs_kind.c
+# virtiofs speaks FUSE; overlay puts a tmpfs over a read-only ringvm.root= share.
+KIND_GUEST_MODULES += virtiofs fuse overlay
 
 FS_TESTS := fuse_decode fs_server virtio_fs fs_policy fs_mounts fs_limits fs_confined
 UNIT_TESTS += $(FS_TESTS)
