@@ -33,8 +33,15 @@ struct device_kind_ctx {
 struct device_kind {
 	const char *name;        /* "blk", "fs", ... (logs, tests) */
 	enum seccomp_role role;  /* what its queue workers are confined to (vmm/seccomp.h) */
-	/* How many instances ctx asks for; the sum over all kinds is bounded by vmm/devices.h. */
+	/* How many instances ctx asks for (reads counts only, never the arrays they count);
+	   ringvm_config_check() bounds the sum over all kinds by RINGVM_MAX_DEVICES. */
 	unsigned int (*count)(const struct device_kind_ctx *ctx);
+	/*
+	 * Optional: check the kind's part of cfg (arrays present, each entry's rules, what must be
+	 * unique) without touching the host, for ringvm_config_check(), after the counts passed.
+	 * 0 or -EINVAL with the one-line reason, naming the entry, in err.
+	 */
+	int (*check)(const struct ringvm_config *cfg, char *err, size_t errlen);
 	/* Optional: once per VM before its first instance (even with none), for process-wide
 	   settings the config carries. */
 	void (*prepare)(const struct device_kind_ctx *ctx);

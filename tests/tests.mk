@@ -25,7 +25,7 @@ test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 # libringvm's life cycle with real VMs (firmware payloads), through the public API only.
 UNIT_TESTS += lib
 test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
-test_config_SRCS := vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
+test_config_SRCS := $(LIB_SRCS) tests/unit/test_config.c
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 
 # The terminal driver of the interactive tests, on its own (no VM).

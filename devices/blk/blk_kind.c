@@ -19,6 +19,27 @@ static unsigned int blk_kind_count(const struct device_kind_ctx *ctx)
 	return ctx->cfg->nr_disks;
 }
 
+/* Each disk's own rules (blk_config_from), named with its path. */
+static int blk_kind_check(const struct ringvm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->nr_disks == 0)
+		return 0;
+	if (!cfg->disks)
+		return errmsg(err, errlen, -EINVAL, "nr_disks counts a NULL array");
+	struct blk_config *bc = malloc(sizeof(*bc)); /* 4 KiB: off the stack; only its checks matter */
+	if (!bc)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	int ret = 0;
+	const char *why;
+	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++) {
+		const struct ringvm_disk *d = &cfg->disks[i];
+		if (blk_config_from(d, bc, &why))
+			ret = errmsg(err, errlen, -EINVAL, "disk %s: %s", d->path ? d->path : "", why);
+	}
+	free(bc);
+	return ret;
+}
+
 static int blk_kind_create(const struct device_kind_ctx *ctx, unsigned int i, void **dev,
 			   struct virtio_dev **vdev, char *err, size_t errlen)
 {
@@ -71,6 +92,7 @@ const struct device_kind blk_kind = {
 	.name = "blk",
 	.role = SECCOMP_ROLE_WORKER,
 	.count = blk_kind_count,
+	.check = blk_kind_check,
 	.create = blk_kind_create,
 	.attach_error = blk_kind_attach_error,
 	.destroy = blk_kind_destroy,

@@ -24,6 +24,40 @@ static unsigned int fs_kind_count(const struct device_kind_ctx *ctx)
 	return ctx->cfg->nr_shares + (ctx->cfg->root.host_dir != NULL);
 }
 
+/* The shares (and the root, last) as the devices will see them: tags and mount points unique. */
+static int fs_kind_check(const struct ringvm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->nr_shares && !cfg->shares)
+		return errmsg(err, errlen, -EINVAL, "nr_shares counts a NULL array");
+	unsigned int n = cfg->nr_shares + (cfg->root.host_dir ? 1 : 0);
+	if (n == 0)
+		return 0;
+	struct fs_config *fc = calloc(n, sizeof(*fc));
+	if (!fc)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	int ret = 0;
+	const char *why;
+	for (unsigned int i = 0; i < n && !ret; i++) {
+		const struct ringvm_share *s = i < cfg->nr_shares ? &cfg->shares[i] : NULL;
+		if (s && fs_config_from(s, &fc[i], &why))
+			ret = errmsg(err, errlen, -EINVAL, "share %s:%s: %s", s->host_dir ? s->host_dir : "",
+				     s->guest_dir ? s->guest_dir : "", why);
+		else if (!s && fs_config_root(&cfg->root, &fc[i], &why))
+			ret = errmsg(err, errlen, -EINVAL, "root %s: %s", cfg->root.host_dir, why);
+		for (unsigned int j = 0; j < i && !ret; j++) {
+			if (!strcmp(fc[j].tag, fc[i].tag))
+				ret = errmsg(err, errlen, -EINVAL,
+					     "share %s:%s: tag '%s' is already used by another share (give it a tag)",
+					     fc[i].host_dir, fc[i].guest_dir, fc[i].tag);
+			else if (!strcmp(fc[j].guest_dir, fc[i].guest_dir))
+				ret = errmsg(err, errlen, -EINVAL, "share %s:%s: %s is already a mount point",
+					     fc[i].host_dir, fc[i].guest_dir, fc[i].guest_dir);
+		}
+	}
+	free(fc);
+	return ret;
+}
+
 /* The limits all shares share are the process's: set them whenever a config names them. */
 static void fs_kind_prepare(const struct device_kind_ctx *ctx)
 {
@@ -117,6 +151,7 @@ const struct device_kind fs_kind = {
 	.name = "fs",
 	.role = SECCOMP_ROLE_WORKER_FS,
 	.count = fs_kind_count,
+	.check = fs_kind_check,
 	.prepare = fs_kind_prepare,
 	.create = fs_kind_create,
 	.attach_error = fs_kind_attach_error,
