@@ -34,7 +34,7 @@ struct ringvm_device {
 struct ringvm_devices {
 	const struct device_kind *const *kinds; /* the table they were made from */
 	unsigned int nr_kinds;
-	struct device_kind_ctx ctx; /* what they were made from (its pointers are the caller's) */
+	struct device_kind_ctx ctx; /* what they were made from (see ringvm_devices_create) */
 	struct ringvm_device dev[RINGVM_DEVICES_SLOTS];
 	unsigned int n;
 };
@@ -42,8 +42,9 @@ struct ringvm_devices {
 /*
  * For a config that passed ringvm_config_check(): every kind of kinds[0..nr_kinds) in turn (the
  * real table is devices/kinds.c's device_kinds), its prepare, then each of its instances created
- * and attached to vm on a virtio-mmio transport; windows go out in that order. ctx and what it
- * points to must outlive d. Returns 0, or -errno with a one-line err and every device and transport
+ * and attached to vm on a virtio-mmio transport; windows go out in that order. ctx is copied into
+ * d; what it points to need only stay valid until the last ringvm_devices_guest_cmdline() (no other
+ * call reads it). Returns 0, or -errno with a one-line err and every device and transport
  * created so far destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
  * More devices than RINGVM_DEVICES_SLOTS: -E2BIG, nothing created.
  */
