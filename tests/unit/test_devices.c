@@ -289,8 +289,27 @@ static void test_failures(void)
 	ringvm_devices_destroy(&d);
 }
 
+/* The command line builder the kinds write to: whole pieces or nothing. */
+static void test_kcmdline(void)
+{
+	char buf[32];
+	struct kcmdline c;
+	kcmdline_init(&c, buf, sizeof(buf));
+	const char *argv[] = { "a b", "" };
+	TAP_CHECK(kcmdline_add(&c, "x=%d", 1) == 0 && kcmdline_add_argv(&c, "k=", argv, 2) == 0 &&
+			  !strcmp(buf, "x=1 k=a%20b,%") && c.len == strlen(buf),
+		  "kcmdline: words and encoded arguments appended");
+	const char *big[] = { "0123456789012345678901234567890" };
+	TAP_CHECK(kcmdline_add_argv(&c, "long=", big, 1) == -E2BIG && !strcmp(buf, "x=1 k=a%20b,%") &&
+			  c.len == strlen(buf),
+		  "kcmdline: arguments that do not fit leave the line as it was");
+	TAP_CHECK(kcmdline_add(&c, " %s", big[0]) == -E2BIG && !strcmp(buf, "x=1 k=a%20b,%"),
+		  "kcmdline: a word that does not fit leaves the line as it was");
+}
+
 int main(void)
 {
+	test_kcmdline();
 	test_order_and_roles();
 	test_failures();
 	fake_vm_destroy(vm);
