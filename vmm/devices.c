@@ -70,6 +70,11 @@ void *ringvm_devices_find(const struct ringvm_devices *d, const struct device_ki
 	return NULL;
 }
 
+struct virtio_core *ringvm_devices_core(struct ringvm_devices *d, unsigned int i)
+{
+	return i < d->n ? virtio_mmio_core(d->dev[i].transport) : NULL;
+}
+
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need)
 {
 	memset(need, 0, sizeof(*need));
