@@ -12,10 +12,17 @@ GUEST_INIT := $(GUEST_DIR)/init
 # The name does not say which: ringvm looks for initramfs.img next to its binary (vmm/main.c).
 GUEST_COMPRESS := lz4
 GUEST_INITRD := $(GUEST_DIR)/initramfs.img
-# Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. overlay puts a
-# tmpfs over a read-only ringvm.root= share. virtio_console carries the command's stdio. pvpanic_mmio
-# comes first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
-GUEST_MODULES := pvpanic_mmio virtio_mmio virtio_blk virtiofs fuse overlay virtio_console
+# Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. Each device kind's
+# own come from its folder's fragment (KIND_GUEST_MODULES, devices/devices.mk). pvpanic_mmio comes
+# first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
+GUEST_MODULES := pvpanic_mmio virtio_mmio $(KIND_GUEST_MODULES)
+# The list as a file, rewritten only when it changes: the initramfs depends on it, wherever the
+# list was written.
+GUEST_MODULES_LIST := $(GUEST_DIR)/modules.list
+$(GUEST_MODULES_LIST): guest-modules-changed
+	@mkdir -p $(dir $@)
+	$(Q)echo '$(GUEST_MODULES)' | cmp -s - $@ || echo '$(GUEST_MODULES)' >$@
+.PHONY: guest-modules-changed
 # PID 1: console, modules and the command (init.c), its messages (say.c), its mounts (fs.c, mounts.c),
 # the command's streams over virtio-console (stdio.c, relay.c, vport.c), its environment, directory and
 # user (launch.c).
@@ -56,7 +63,7 @@ $(GUEST_INIT): $(GUEST_INIT_SRCS) guest/drain.h guest/say.h guest/fs.h guest/mou
 	$(Q)musl-gcc -static -Os -s -std=gnu11 $(WARNINGS) -I. -isystem $(GUEST_UAPI) -o $@ $(GUEST_INIT_SRCS)
 
 $(GUEST_INITRD): $(GUEST_INIT) $(GUEST_KERNEL_DIR)/version guest/mkinitramfs.sh guest/kmod-closure.sh \
-		guest/guest.mk
+		guest/guest.mk $(GUEST_MODULES_LIST)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null
@@ -91,7 +98,7 @@ $(GUEST_BPO_KERNEL): | $(GUEST_BPO_KERNEL_DIR)/version
 	$(Q)test -f $@
 
 $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitramfs.sh \
-		guest/kmod-closure.sh guest/guest.mk
+		guest/kmod-closure.sh guest/guest.mk $(GUEST_MODULES_LIST)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)COMPRESS=$(GUEST_COMPRESS) guest/mkinitramfs.sh $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR) $@ \
 		$(GUEST_MODULES) >/dev/null

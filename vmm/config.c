@@ -6,8 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/blk/blk.h"
-#include "devices/fs/virtio_fs.h"
+#include "devices/kind.h"
 #include "include/ringvm.h"
 #include "vmm/errmsg.h"
 #include "vmm/layout.h"
@@ -34,57 +33,6 @@ void ringvm_config_init(struct ringvm_config *cfg)
 	cfg->stop_timeout_ms = RINGVM_STOP_TIMEOUT_MS;
 	cfg->seccomp = true;
 	cfg->drop_privileges = true;
-}
-
-static int check_disks(const struct ringvm_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->nr_disks == 0)
-		return 0;
-	struct blk_config *bc = malloc(sizeof(*bc)); /* 4 KiB: off the stack; only its checks matter */
-	if (!bc)
-		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	int ret = 0;
-	const char *why;
-	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++) {
-		const struct ringvm_disk *d = &cfg->disks[i];
-		if (blk_config_from(d, bc, &why))
-			ret = errmsg(err, errlen, -EINVAL, "disk %s: %s", d->path ? d->path : "", why);
-	}
-	free(bc);
-	return ret;
-}
-
-/* The shares (and the root, last) as the devices will see them: tags and mount points unique. */
-static int check_shares(const struct ringvm_config *cfg, char *err, size_t errlen)
-{
-	unsigned int n = cfg->nr_shares + (cfg->root.host_dir ? 1 : 0);
-	if (n == 0)
-		return 0;
-	struct fs_config *fc = calloc(n, sizeof(*fc));
-	if (!fc)
-		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	int ret = 0;
-	const char *why;
-	for (unsigned int i = 0; i < n && !ret; i++) {
-		const struct ringvm_share *s = i < cfg->nr_shares ? &cfg->shares[i] : NULL;
-		if (s && fs_config_from(s, &fc[i], &why))
-			ret = errmsg(err, errlen, -EINVAL, "share %s:%s: %s",
-					  s->host_dir ? s->host_dir : "", s->guest_dir ? s->guest_dir : "", why);
-		else if (!s && fs_config_root(&cfg->root, &fc[i], &why))
-			ret = errmsg(err, errlen, -EINVAL, "root %s: %s", cfg->root.host_dir, why);
-		for (unsigned int j = 0; j < i && !ret; j++) {
-			if (!strcmp(fc[j].tag, fc[i].tag))
-				ret = errmsg(err, errlen, -EINVAL,
-						  "share %s:%s: tag '%s' is already used by another share "
-						  "(give it a tag)",
-						  fc[i].host_dir, fc[i].guest_dir, fc[i].tag);
-			else if (!strcmp(fc[j].guest_dir, fc[i].guest_dir))
-				ret = errmsg(err, errlen, -EINVAL, "share %s:%s: %s is already a mount point",
-						  fc[i].host_dir, fc[i].guest_dir, fc[i].guest_dir);
-		}
-	}
-	free(fc);
-	return ret;
 }
 
 /* The launch settings a guest can take: NAME=VALUE entries, an absolute directory, real ids. */
@@ -124,14 +72,17 @@ int ringvm_config_check(const struct ringvm_config *cfg, char *err, size_t errle
 	for (unsigned int i = 0; i < cfg->argc; i++)
 		if (!cfg->argv[i])
 			return errmsg(err, errlen, -EINVAL, "argv[%u] is NULL", i);
-	if ((cfg->nr_disks && !cfg->disks) || (cfg->nr_shares && !cfg->shares))
-		return errmsg(err, errlen, -EINVAL, "nr_disks or nr_shares counts a NULL array");
-	/* Compared one by one: a sum of two counts could wrap. */
-	if (cfg->nr_disks > RINGVM_MAX_DEVICES || cfg->nr_shares > RINGVM_MAX_DEVICES ||
-	    cfg->nr_disks + cfg->nr_shares + (cfg->root.host_dir ? 1 : 0) > RINGVM_MAX_DEVICES)
-		return errmsg(err, errlen, -E2BIG,
-				   "at most %d devices (disks, shares and the root together)",
-				   RINGVM_MAX_DEVICES);
+	/* Each kind's count against what is left: a sum of counts could wrap. */
+	const struct device_kind_ctx ctx = { .cfg = cfg };
+	unsigned int devices = 0;
+	for (unsigned int k = 0; k < nr_device_kinds; k++) {
+		unsigned int n = device_kinds[k]->count(&ctx);
+		if (n > RINGVM_MAX_DEVICES - devices)
+			return errmsg(err, errlen, -E2BIG,
+				      "at most %d devices (disks, shares and the root together)",
+				      RINGVM_MAX_DEVICES);
+		devices += n;
+	}
 	if (cfg->fs_limits.fds > RINGVM_MAX_FS_LIMIT || cfg->fs_limits.dir_buffers > RINGVM_MAX_FS_LIMIT)
 		return errmsg(err, errlen, -EINVAL, "fs_limits: fds and dir_buffers must be 0..2^30");
 	for (int i = 0; i < 3; i++)
@@ -142,9 +93,10 @@ int ringvm_config_check(const struct ringvm_config *cfg, char *err, size_t errle
 	if (cfg->gdb_wait && !cfg->gdb)
 		return errmsg(err, errlen, -EINVAL, "--gdb-wait needs --gdb");
 	int ret = check_launch(cfg, err, errlen);
-	if (!ret)
-		ret = check_disks(cfg, err, errlen);
-	return ret ? ret : check_shares(cfg, err, errlen);
+	for (unsigned int k = 0; k < nr_device_kinds && !ret; k++)
+		if (device_kinds[k]->check)
+			ret = device_kinds[k]->check(cfg, err, errlen);
+	return ret;
 }
 
 int ringvm_exit_code(const struct ringvm_result *res)

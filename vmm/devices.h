@@ -1,71 +1,77 @@
-/* devices.h: the virtio devices a config asks for (disks, shares, root, the command's streams), created and destroyed together. */
+/* devices.h: the VM's virtio devices, one kind after another from a table of device kinds, each on its own virtio-mmio transport. */
 #ifndef RINGVM_DEVICES_H
 #define RINGVM_DEVICES_H
 
 #include <stddef.h>
 
+#include "devices/kind.h"
 #include "include/ringvm.h"
 #include "vmm/seccomp.h"
 
 struct vm;
-struct blk_dev;
-struct virtio_fs;
-struct fs_config;
 struct virtio_mmio;
-struct vcon_dev;
+struct priv_need;
+struct kcmdline;
 
-/*
- * Each device is created on its own (it knows nothing of buses), then attached here on a
- * virtio-mmio transport. Transports are listed in attach order (the guest numbers disks by it) and
- * destroyed before any device: their workers' in-flight I/O still uses the device's backend.
- */
-struct ringvm_devices {
-	struct blk_dev *disks[RINGVM_MAX_DEVICES];
-	unsigned int nr_disks;
-	struct virtio_fs *shares[RINGVM_MAX_DEVICES];
-	struct fs_config *share_cfgs[RINGVM_MAX_DEVICES]; /* what the guest's PID 1 must mount */
-	unsigned int nr_shares;
-	int root_share; /* index into shares of --root, or -1 */
-	struct vcon_dev *stdio; /* the command's streams (virtio-console), or NULL */
-	/* Disks, shares and root, then the command's streams. */
-	struct virtio_mmio *transports[RINGVM_MAX_DEVICES + 1];
-	/* Each transport's queue workers' confinement (role by device kind), set by start. */
-	struct seccomp_confinement confine[RINGVM_MAX_DEVICES + 1];
-	unsigned int nr_transports;
+/* Every device the VM can hold: the configured ones (RINGVM_MAX_DEVICES, checked by
+   ringvm_config_check) and the command's streams. */
+#define RINGVM_DEVICES_SLOTS (RINGVM_MAX_DEVICES + 1)
+
+/* One created device: its kind, the kind's own handle, its transport and its workers' confinement. */
+struct ringvm_device {
+	const struct device_kind *kind;
+	void *dev;
+	struct virtio_mmio *transport;
+	struct seccomp_confinement confine; /* role from the kind; mode set by start */
 };
 
 /*
- * For a config that passed ringvm_config_check(): open each device's backing, create the device
- * and attach it to the VM on a virtio-mmio transport, disks first (vda, vdb, ... in config
- * order), then the root, then the shares; set the process-wide fs limits (devices/fs/fs_budget.h).
- * Returns 0, or -errno with a one-line err and every device and transport created so far
- * destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
+ * Each device is created by its kind (it knows nothing of buses), then attached here on a
+ * virtio-mmio transport. Devices are listed in attach order (the guest numbers disks by it); their
+ * transports are destroyed before any device: their workers' in-flight I/O still uses the
+ * device's backend.
+ */
+struct ringvm_devices {
+	const struct device_kind *const *kinds; /* the table they were made from */
+	unsigned int nr_kinds;
+	struct device_kind_ctx ctx; /* what they were made from (see ringvm_devices_create) */
+	struct ringvm_device dev[RINGVM_DEVICES_SLOTS];
+	unsigned int n;
+};
+
+/*
+ * For a config that passed ringvm_config_check(): every kind of kinds[0..nr_kinds) in turn (the
+ * real table is devices/kinds.c's device_kinds), its prepare, then each of its instances created
+ * and attached to vm on a virtio-mmio transport; windows go out in that order. ctx is copied into
+ * d; what it points to need only stay valid until the last ringvm_devices_guest_cmdline() (no other
+ * call reads it). Returns 0, or -errno with a one-line err and every device and transport
+ * created so far destroyed (the VM keeps the MMIO windows it handed out; it is not going to run).
+ * More devices than RINGVM_DEVICES_SLOTS: -E2BIG, nothing created.
  */
 __attribute__((warn_unused_result)) int ringvm_devices_create(struct ringvm_devices *d, struct vm *vm,
-							      const struct ringvm_config *cfg, char *err,
+							      const struct device_kind *const *kinds,
+							      unsigned int nr_kinds,
+							      const struct device_kind_ctx *ctx, char *err,
 							      size_t errlen);
-/*
- * The command's stdin, stdout and stderr as the virtio-console ports guest/protocol.h names
- * (RINGVM_PORT_*), and the signal port reading signal_fd (guest/sigfwd.h), on a virtio-mmio
- * transport after the other devices; with fds NULL (a tty) the signal port alone, as port 0. The
- * fds are duplicated. Returns 0 or -errno with a one-line
- * err (nothing created).
- */
-__attribute__((warn_unused_result)) int ringvm_devices_add_stdio(struct ringvm_devices *d,
-								  struct vm *vm, const int fds[3],
-								  int signal_fd, char *err,
-								  size_t errlen);
 
-struct priv_need;
-/* What the created shares need from the host kernel (vmm/privilege.h). */
+/* Instance i of kind (its own handle), or NULL when there is none. */
+void *ringvm_devices_find(const struct ringvm_devices *d, const struct device_kind *kind, unsigned int i);
+
+/* What the created devices need from the host kernel (vmm/privilege.h), from each kind's priv_need. */
 void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *need);
 
 /*
+ * Append what the guest's PID 1 must do for the devices (each kind's guest_cmdline, in table
+ * order) to out. 0, or -E2BIG with the one-line reason in err.
+ */
+__attribute__((warn_unused_result)) int ringvm_devices_guest_cmdline(const struct ringvm_devices *d,
+								     struct kcmdline *out, char *err,
+								     size_t errlen);
+
+/*
  * Make every queue's worker (thread and sealed io_uring), each thread confined in mode with its
- * device's role (SECCOMP_ROLE_WORKER for disks, SECCOMP_ROLE_WORKER_FS for shares,
- * SECCOMP_ROLE_WORKER_CONSOLE for the command's streams). After the capabilities are dropped
- * (threads inherit them), before the vCPUs run and before the caller's own confinement. 0 or
- * -errno.
+ * kind's role. After the capabilities are dropped (threads inherit them), before the vCPUs run and
+ * before the caller's own confinement. 0 or -errno.
  */
 __attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d,
 							     enum seccomp_mode mode);
@@ -74,8 +80,8 @@ struct virtio_core;
    state report, vmm/state_report.h). Any thread while the devices live. */
 struct virtio_core *ringvm_devices_core(struct ringvm_devices *d, unsigned int i);
 
-/* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
-   Safe on a zeroed or already destroyed set. */
+/* After the vCPUs stopped: every transport first (its workers drain), then the devices, last made
+   first. Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);
 
 #endif

@@ -17,15 +17,15 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "devices/console/console_kind.h"
 #include "devices/console/virtio_console.h"
-#include "devices/fs/virtio_fs.h"
-#include "guest/cmdline.h"
 #include "guest/protocol.h"
 #include "guest/sigfwd.h"
 #include "vmm/console.h"
 #include "vmm/devices.h"
 #include "vmm/errmsg.h"
 #include "vmm/gdb_stub.h"
+#include "vmm/kcmdline.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
@@ -61,7 +61,9 @@ struct ringvm {
 	bool streams; /* the command's stdio goes through virtio-console (ringvm_streams) */
 	bool timed_out; /* ringvm_wait stopped the run at opts.timeout_s */
 	int signal_port[2]; /* pipe: ringvm_wait writes forwarded signals, the signal port reads */
-	unsigned int signal_port_id; /* the signal port's number on devices.stdio */
+	struct console_streams console_streams; /* what the console kind makes its device of */
+	struct vcon_dev *stdio; /* that device (the command's streams, or the signal port alone), or NULL */
+	unsigned int signal_port_id; /* the signal port's number on stdio */
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
 	struct gdb_stub *gdb; /* cfg->gdb */
 	struct state_report report; /* SIGUSR2 (vmm/state_report.h) */
@@ -109,58 +111,17 @@ static void unmap_file(struct mapped_file *f)
 	f->data = NULL;
 }
 
-/* Append " KEY" + the wire form of argv (guest/cmdline.h) to out[*len..]; -E2BIG when full. */
-static int append_encoded(char *out, size_t outlen, size_t *len, const char *key,
-			  const char *const *argv, int argc)
+/* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. 0 or -E2BIG. */
+static int append_launch(const struct ringvm_launch *l, struct kcmdline *c)
 {
-	int n = snprintf(out + *len, outlen - *len, " %s", key);
-	if (n < 0 || (size_t)n >= outlen - *len)
-		return -E2BIG;
-	*len += (size_t)n;
-	int enc = cmdline_encode_argv(out + *len, outlen - *len, argv, argc);
-	if (enc < 0)
-		return -E2BIG;
-	*len += (size_t)enc;
-	return 0;
-}
-
-/* ringvm.root= and ringvm.mount= for the guest's PID 1 (guest/protocol.h). */
-static int append_mounts(const struct ringvm *r, char *out, size_t outlen, size_t *len)
-{
-	const struct ringvm_devices *d = &r->devices;
-	const char *argv[3 * RINGVM_MAX_DEVICES];
-	int argc = 0;
-	for (unsigned int i = 0; i < d->nr_shares; i++) {
-		struct fs_config *fc = d->share_cfgs[i];
-		const char *mode = fc->readonly ? "ro" : "rw";
-		if ((int)i == d->root_share) {
-			const char *root[2] = { fc->tag, mode };
-			int ret = append_encoded(out, outlen, len, RINGVM_CMDLINE_ROOT, root, 2);
-			if (ret)
-				return ret;
-			continue;
-		}
-		argv[argc++] = fc->tag;
-		argv[argc++] = fc->guest_dir;
-		argv[argc++] = mode;
-	}
-	return argc ? append_encoded(out, outlen, len, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
-}
-
-/* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. */
-static int append_launch(const struct ringvm_launch *l, char *out, size_t outlen, size_t *len)
-{
-	if (l->nr_env > 0 && append_encoded(out, outlen, len, RINGVM_CMDLINE_ENV, l->env, (int)l->nr_env))
-		return -E2BIG;
-	if (l->workdir && append_encoded(out, outlen, len, RINGVM_CMDLINE_CWD, &l->workdir, 1))
-		return -E2BIG;
-	if (l->set_user) {
-		int n = snprintf(out + *len, outlen - *len, " %s%u:%u", RINGVM_CMDLINE_USER, l->uid, l->gid);
-		if (n < 0 || (size_t)n >= outlen - *len)
-			return -E2BIG;
-		*len += (size_t)n;
-	}
-	return 0;
+	int ret = 0;
+	if (l->nr_env > 0)
+		ret = kcmdline_add_argv(c, RINGVM_CMDLINE_ENV, l->env, (int)l->nr_env);
+	if (!ret && l->workdir)
+		ret = kcmdline_add_argv(c, RINGVM_CMDLINE_CWD, &l->workdir, 1);
+	if (!ret && l->set_user)
+		ret = kcmdline_add(c, " %s%u:%u", RINGVM_CMDLINE_USER, l->uid, l->gid);
+	return ret;
 }
 
 /* Room for any command line this builds; the kernel's own limit is checked after. */
@@ -169,89 +130,69 @@ static int append_launch(const struct ringvm_launch *l, char *out, size_t outlen
 static int build_cmdline(const struct ringvm *r, const struct ringvm_config *cfg, size_t max, char *out,
 			 size_t outlen, char *err, size_t errlen)
 {
-	size_t len = 0;
+	struct kcmdline c;
+	kcmdline_init(&c, out, outlen);
 	/* panic=-1: a panicking kernel reboots at once, and ringvm reports the panic. */
-	int n = snprintf(out, outlen, "%s panic=-1 %s", arch_cmdline_base(),
-			 /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
-			 cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
-	if (n < 0 || (size_t)n >= outlen)
-		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-	len = (size_t)n;
+	int ret = kcmdline_add(&c, "%s panic=-1 %s", arch_cmdline_base(),
+			       /* loglevel=1, not 0: console_verbose() on panic leaves a 0 alone. */
+			       cfg->verbose ? "loglevel=7 ringvm.verbose=1" : "loglevel=1");
 
 	/* For kernels built with CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES; Debian's find them in ACPI. */
-	for (unsigned int i = 0; i < r->vm.nr_virtio_mmio; i++) {
+	for (unsigned int i = 0; i < r->vm.nr_virtio_mmio && !ret; i++) {
 		const struct acpi_mmio_dev *d = &r->vm.virtio_mmio[i];
-		n = snprintf(out + len, outlen - len, " virtio_mmio.device=%llu@0x%llx:%u",
-			     (unsigned long long)d->size, (unsigned long long)d->base, d->gsi);
-		if (n < 0 || (size_t)n >= outlen - len)
-			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-		len += (size_t)n;
+		ret = kcmdline_add(&c, " virtio_mmio.device=%llu@0x%llx:%u", (unsigned long long)d->size,
+				   (unsigned long long)d->base, d->gsi);
 	}
-	if (cfg->cmdline && *cfg->cmdline) {
-		n = snprintf(out + len, outlen - len, " %s", cfg->cmdline);
-		if (n < 0 || (size_t)n >= outlen - len)
-			return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-		len += (size_t)n;
-	}
-	/* Streams: PID 1 wires the command to the ports. A tty: the console, whose input reaches
-	   the guest only from a terminal (otherwise the command reads EOF, not a hang), and the
-	   signal port alone. */
-	n = 0;
-	if (r->streams)
-		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_STDIO, RINGVM_STDIO_VIRTIO);
-	else if (r->devices.stdio)
-		n = snprintf(out + len, outlen - len, " %s%s", RINGVM_CMDLINE_SIGNALS, RINGVM_STDIO_VIRTIO);
-	if (n < 0 || (size_t)n >= outlen - len)
+	if (!ret && cfg->cmdline && *cfg->cmdline)
+		ret = kcmdline_add(&c, " %s", cfg->cmdline);
+	/* A command without streams on a terminal reads the console; otherwise EOF, not a hang. */
+	if (!ret && !r->streams && cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
+		ret = kcmdline_add(&c, " %snull", RINGVM_CMDLINE_STDIN);
+	if (ret)
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-	len += (size_t)n;
-	n = 0;
-	if (!r->streams && cfg->argc > 0 && (cfg->console.stdio[0] < 0 || !isatty(cfg->console.stdio[0])))
-		n = snprintf(out + len, outlen - len, " %snull", RINGVM_CMDLINE_STDIN);
-	if (n < 0 || (size_t)n >= outlen - len)
-		return errmsg(err, errlen, -E2BIG, "kernel command line too long");
-	len += (size_t)n;
-	if (append_launch(&cfg->launch, out, outlen, &len))
+	if (append_launch(&cfg->launch, &c))
 		return errmsg(err, errlen, -E2BIG, "kernel command line too long (the environment, "
 						   "working directory or user)");
-	if (append_mounts(r, out, outlen, &len))
-		return errmsg(err, errlen, -E2BIG, "kernel command line too long (too many shares)");
-	if (cfg->argc > 0 &&
-	    append_encoded(out, outlen, &len, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
+	/* What each device kind tells PID 1: mounts, the streams. */
+	ret = ringvm_devices_guest_cmdline(&r->devices, &c, err, errlen);
+	if (ret)
+		return ret;
+	if (cfg->argc > 0 && kcmdline_add_argv(&c, RINGVM_CMDLINE_CMD, cfg->argv, (int)cfg->argc))
 		return errmsg(err, errlen, -E2BIG, "the command is too long for the kernel command line");
-	if (len > max)
+	if (c.len > max)
 		return errmsg(err, errlen, -E2BIG,
 				"kernel command line too long: %zu bytes, this kernel takes at most %zu (shorten "
 				"the command or --cmdline)",
-				len, max);
+				c.len, max);
 	return 0;
 }
 
 /*
- * The command's streams on virtio-console (a closed stdio fd is /dev/null) and the signal port; with
- * streams false (the command on a tty) the signal port alone.
+ * What the console kind makes its device of (r->console_streams): the command's streams (a closed
+ * stdio fd is /dev/null, whose fd goes to *null_fd for the caller to close once the device holds
+ * its duplicates) and the signal port; with streams false (the command on a tty) the signal port
+ * alone. 0 or -errno with err set.
  */
-static int ringvm_add_streams(struct ringvm *r, const struct ringvm_config *cfg, bool streams, char *err,
-			      size_t errlen)
+static int ringvm_prepare_streams(struct ringvm *r, const struct ringvm_config *cfg, bool streams,
+				  int *null_fd, char *err, size_t errlen)
 {
-	int fds[3], null_fd = -1;
+	struct console_streams *s = &r->console_streams;
 
 	/* Non-blocking: ringvm_wait never waits to forward a signal (the device polls its end). */
 	if (pipe2(r->signal_port, O_CLOEXEC | O_NONBLOCK) < 0)
 		return errmsg(err, errlen, -errno, "the signal port's pipe: %s", strerror(errno));
 	r->signal_port_id = streams ? 3 : 0;
-	for (int i = 0; i < 3 && streams; i++) {
-		fds[i] = cfg->console.stdio[i];
-		if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0)
+	s->streams = streams;
+	s->signal_fd = r->signal_port[0];
+	for (int i = 0; i < 3; i++) {
+		s->fds[i] = streams ? cfg->console.stdio[i] : -1;
+		if (!streams || (s->fds[i] >= 0 && fcntl(s->fds[i], F_GETFD) >= 0))
 			continue;
-		if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		if (*null_fd < 0 && (*null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 			return errmsg(err, errlen, -errno, "/dev/null: %s", strerror(errno));
-		fds[i] = null_fd;
+		s->fds[i] = *null_fd;
 	}
-	int ret = ringvm_devices_add_stdio(&r->devices, &r->vm, streams ? fds : NULL,
-					   r->signal_port[0], err, errlen);
-	if (null_fd >= 0)
-		close(null_fd); /* the device has its own duplicates */
-	return ret;
+	return 0;
 }
 
 bool ringvm_config_wants_streams(const struct ringvm_config *cfg)
@@ -336,13 +277,21 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 		ret = errmsg(err, errlen, ret, "machine devices: %s", strerror(-ret));
 		goto out;
 	}
-	ret = ringvm_devices_create(&r->devices, &r->vm, cfg, err, errlen);
-	if (!ret && r->streams)
-		ret = ringvm_add_streams(r, cfg, true, err, errlen);
-	else if (!ret && cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)
-		ret = ringvm_add_streams(r, cfg, false, err, errlen); /* a tty: signals only */
+	/* The command's streams, or for a tty the signal port alone (when signals are forwarded). */
+	struct device_kind_ctx ctx = { .cfg = cfg, .nr_cpus = r->vm.nr_cpus };
+	int null_fd = -1;
+	if (r->streams || (cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)) {
+		ret = ringvm_prepare_streams(r, cfg, r->streams, &null_fd, err, errlen);
+		ctx.streams = &r->console_streams;
+	}
+	if (!ret)
+		ret = ringvm_devices_create(&r->devices, &r->vm, device_kinds, nr_device_kinds, &ctx, err,
+					    errlen);
+	if (null_fd >= 0)
+		close(null_fd); /* the device has its own duplicates */
 	if (ret)
 		goto out;
+	r->stdio = ringvm_devices_find(&r->devices, &console_kind, 0);
 	/* Last of the checks, so that mistakes in the user's input are reported first. */
 	const char *unfit = arch_host_unfit();
 	if (unfit) {
@@ -425,7 +374,7 @@ static bool ringvm_forward(struct ringvm *r, int sig)
 	unsigned char c = (unsigned char)byte;
 
 	if (r->signal_port[1] < 0 || r->opts.stop_timeout_ms == 0 || byte < 0 ||
-	    !vcon_port_guest_open(r->devices.stdio, r->signal_port_id))
+	    !vcon_port_guest_open(r->stdio, r->signal_port_id))
 		return false;
 	return write(r->signal_port[1], &c, 1) == 1;
 }
@@ -451,7 +400,7 @@ static void ringvm_check_after_signal(struct ringvm *r, struct ringvm_after_sign
 				r->opts.stop_timeout_ms, r->forwarded);
 		return;
 	}
-	vcon_output_progress(r->devices.stdio, &moved, &writing);
+	vcon_output_progress(r->stdio, &moved, &writing);
 	if (!writing || moved != a->moved) {
 		a->moved = moved;
 		a->unread_since = now;
@@ -565,11 +514,11 @@ static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
 {
 	enum vm_stop_reason why = r->vm.stop_reason;
 
-	if (!r->devices.stdio ||
+	if (!r->stdio ||
 	    (why != VM_STOP_EXIT_STATUS && why != VM_STOP_POWEROFF && why != VM_STOP_RESET))
 		return;
 	bool patient = !r->forwarded;
-	int ret = vcon_drain(r->devices.stdio, sig_fd,
+	int ret = vcon_drain(r->stdio, sig_fd,
 			     patient ? RINGVM_DRAIN_STALL_MS : RINGVM_UNREAD_STOP_MS, patient);
 	if (ret == -ETIMEDOUT && patient)
 		fprintf(stderr, "ringvm: the command's last output could not be written out (its "

@@ -7,4 +7,6 @@ FS_CORE_SRCS := devices/fs/fuse_decode.c devices/fs/inode.c devices/fs/handle.c 
 # The device and its config.
 FS_DEV_SRCS := devices/fs/fs_config.c devices/fs/virtio_fs.c
 
-LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS)
+LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS) devices/fs/fs_kind.c
+# virtiofs speaks FUSE; overlay puts a tmpfs over a read-only ringvm.root= share.
+KIND_GUEST_MODULES += virtiofs fuse overlay

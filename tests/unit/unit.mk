@@ -17,11 +17,11 @@ UNIT_TESTS += guest_mem boot config cli_parse cli_config cli_tree seccomp privil
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 # The typed configuration's checks (the devices' own included).
-test_config_SRCS := vmm/config.c vmm/errmsg.c devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_config.c
+test_config_SRCS := $(LIB_SRCS) tests/unit/test_config.c
 test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
 # The JSON file's loader and printer, with files it writes itself.
-test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c vmm/config.c vmm/errmsg.c \
-	devices/blk/blk_spec.c devices/fs/fs_config.c tests/unit/test_cli_config.c
+test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c $(LIB_SRCS) \
+	tests/unit/test_cli_config.c
 $(B)/tests/test_cli_config: LDLIBS += $(CLI_LDLIBS)
 test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
@@ -48,6 +48,10 @@ test_pace_SRCS := devices/virtio/pace.c tests/unit/test_pace.c
 test_worker_pace_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_pace.c
 # The state report of a queue (SIGUSR2): a fake ring's known state, a real worker's answer.
 test_virtq_state_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_virtq_state.c
+# vmm/devices.c over a test-only table of fake kinds.
+UNIT_TESTS += devices
+test_devices_SRCS := vmm/devices.c vmm/kcmdline.c vmm/errmsg.c guest/cmdline.c vmm/seccomp.c $(VIRTIO_SRCS) \
+	$(VIRTIO_FAKES) tests/unit/test_devices.c
 test_blk_spec_SRCS := $(SPEC_SRCS) devices/blk/blk_spec.c tests/unit/test_blk_spec.c
 test_blk_req_SRCS := devices/blk/blk_req.c devices/virtio/virtq.c devices/virtio/chain.c \
 	$(VIRTIO_FAKES) tests/unit/test_blk_req.c
