@@ -16,9 +16,9 @@ extern "C" {
  * their layout changes the major version.
  */
 #define RINGVM_VERSION_MAJOR 0
-#define RINGVM_VERSION_MINOR 2
+#define RINGVM_VERSION_MINOR 3
 #define RINGVM_VERSION_PATCH 0
-#define RINGVM_VERSION_STRING "0.2.0"
+#define RINGVM_VERSION_STRING "0.3.0"
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
 const char *ringvm_version(void);
 
@@ -182,11 +182,13 @@ struct ringvm_config {
 	 * stop_timeout_ms after the first one, or when the command's output has not been read for
 	 * 2 s since (a reader that went quiet must not keep ringvm alive). A signal stops the guest
 	 * at once (128+N) for the shell, with stop_timeout_ms 0, and while the guest's PID 1 is not
-	 * listening (still booting, or a kernel without virtio_console).
+	 * listening (still booting, or a kernel without virtio_console). Without it, an embedder
+	 * forwards signals itself with ringvm_signal(), with the same effect.
 	 */
 	bool handle_signals;
-	unsigned int stop_timeout_ms; /* with handle_signals, see above; 0: a signal stops the
-					 guest at once (default RINGVM_STOP_TIMEOUT_MS, 10 s) */
+	unsigned int stop_timeout_ms; /* with handle_signals or ringvm_signal(), see above; 0: a
+					 signal stops the guest at once (default
+					 RINGVM_STOP_TIMEOUT_MS, 10 s) */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
 				itself, for good, each to its role's list (vmm/seccomp.h; default
 				on; a runtime that goes on using the calling thread for other
@@ -272,6 +274,22 @@ __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct rin
  * ringvm_run() ends the run as soon as it starts. Not async-signal-safe.
  */
 void ringvm_stop(struct ringvm *vm);
+
+/*
+ * Send signal signo (SIGINT, SIGTERM or SIGHUP) to the command, as the CLI forwards the signals it
+ * gets (handle_signals, above): to the command's process group in the guest, then the guest is
+ * stopped (RINGVM_END_STOPPED, status 128 + the first signal's number) when the command has not
+ * ended stop_timeout_ms later or its output waits 2 s on a reader that takes nothing; at once for
+ * the shell, with stop_timeout_ms 0, or while the guest's PID 1 is not listening yet (a signal
+ * sent before ringvm_run() is kept and acted on when the run starts, i.e. during the boot). For
+ * an embedder that leaves handle_signals off and forwards its own signals, or sends its own.
+ * Thread-safe and async-signal-safe (an atomic load and a write(); errno is kept), so a signal
+ * handler may call it; any time between ringvm_create() and ringvm_destroy(). Returns 0 (the
+ * signal is on its way: how the command takes it shows in ringvm_run()'s result), -EINVAL for
+ * another signal or a NULL vm, -ESRCH once the run is ending or over (the command has ended, or
+ * the guest was stopped), -EAGAIN when thousands of signals are still waiting to be handled.
+ */
+int ringvm_signal(struct ringvm *vm, int signo);
 
 /* Free everything the VM holds: threads, fds, guest memory. After ringvm_run() or instead of it;
    NULL ok. Not while ringvm_run() runs on another thread (ringvm_stop() it first). */

@@ -112,6 +112,13 @@ bench-fs: all lab
 bench-stdio: all
 	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/stdio.sh
 
+# Test tool: an embedder forwarding its own signals with ringvm_signal() (tests/integration/streams.sh).
+$(B)/tests/embed_signal: tests/support/embed_signal.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+ALL_TARGETS += $(B)/tests/embed_signal
+
 # Test tool: the fs server over the host's /dev/fuse (tests/integration/fs.sh --host-fuse, and the
 # integration tests' FUSE-backed shares), no VM.
 FS_HOST_MOUNT_SRCS := $(FS_CORE_SRCS) tests/support/host_fuse.c tests/support/fuse_host_mount.c

@@ -1,9 +1,9 @@
 #!/bin/bash
 # streams.sh: the command's stdin, stdout and stderr are ringvm's own, as pipes (issue 11): bytes,
 # EOF both ways, a reader going away, a paused reader, through virtio-console; the launcher options
-# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout. Twelve boots
-# (four with SAN_PASS=1). Needs a KVM that runs Linux (the lab here). Env: RINGVM, STREAM_MB (default
-# 64, 10 with SAN_PASS). TAP.
+# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout, and an
+# embedder's ringvm_signal(). Fourteen boots (four with SAN_PASS=1). Needs a KVM that runs Linux
+# (the lab here). Env: RINGVM, STREAM_MB (default 64, 10 with SAN_PASS). TAP.
 set -u
 . "$(dirname "$0")/lib.sh"
 it_init streams
@@ -114,6 +114,36 @@ if [ -z "${SAN_PASS:-}" ]; then
 	[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= 5 && $took < 60" | bc)" = 1 ] &&
 		ok "--stop-timeout 5: a command ignoring SIGTERM is stopped after ${took} s, status 143" ||
 		notok "--stop-timeout 5: ${took} s $(show)"
+
+	# An embedder with handle_signals off forwards its own signals with ringvm_signal() from a
+	# thread of its own (tests/support/embed_signal.c): the command's traps run, its exit is the
+	# status; and one that ignores SIGTERM is stopped after the stop timeout (3 s), 128+15.
+	embed=$(dirname "$ringvm")/tests/embed_signal
+	guest=$(dirname "$ringvm")/guest
+	embed_bg() {
+		timeout -k 30 "${VM_TIMEOUT:-300}" "$embed" "$guest/kernel/vmlinuz" "$guest/initramfs.img" "$@" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null &
+		vm_pid=$!
+	}
+	embed_bg 300000 sh -c 'trap "echo got INT" INT; trap "echo got TERM; exit 7" TERM; echo ready
+		while :; do sleep 1; done'
+	wait_output ready && kill -INT "$(vmm_pid)" && wait_output "got INT" && kill -TERM "$(vmm_pid)"
+	wait "$vm_pid"
+	rc=$?
+	vm_pid=
+	[ "$rc" = 7 ] && [ "$(cat "$tmp/out")" = "$(printf 'ready\ngot INT\ngot TERM')" ] &&
+		[ "$(grep -c 'ringvm_signal([0-9]*) = 0$' "$tmp/err")" = 2 ] &&
+		ok "ringvm_signal() from an embedder's thread: SIGINT, SIGTERM reach the command's traps, its exit 7 is the status" ||
+		notok "ringvm_signal, trapped $(show)"
+	embed_bg 3000 sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
+	wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
+	wait "$vm_pid"
+	rc=$?
+	vm_pid=
+	took=$(echo "$(date +%s.%N) - ${start:-0}" | bc)
+	[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= 3 && $took < 60" | bc)" = 1 ] &&
+		ok "ringvm_signal(SIGTERM) to a command ignoring it: stopped after the stop timeout (${took} s), status 143" ||
+		notok "ringvm_signal, stop timeout 3 s: ${took} s $(show)"
 
 	# stdin a pipe, and a reader that pauses for 3 s before reading anything: flow control, no loss.
 	seq 1 300000 >"$tmp/want"
