@@ -104,16 +104,22 @@ if [ -z "${SAN_PASS:-}" ]; then
 
 	# --stop-timeout 5: a command that ignores SIGTERM is stopped by ringvm, 128+15, no sooner
 	# than 5 s after the signal (and not much later: the bound is loose, the lab is slow).
+	# stopped_after SECONDS NAME: the background VM's command ignores SIGTERM; once it is ready, send
+	# SIGTERM and expect the stop no sooner than SECONDS after it (and not much later), status 143.
+	stopped_after() {
+		local start took p
+		start=$(date +%s.%N)
+		wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
+		wait "$vm_pid"
+		rc=$?
+		vm_pid=
+		took=$(echo "$(date +%s.%N) - $start" | bc)
+		[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= $1 && $took < 60" | bc)" = 1 ] &&
+			ok "$2: a command ignoring SIGTERM is stopped after ${took} s, status 143" ||
+			notok "$2: ${took} s $(show)"
+	}
 	vm_bg --stop-timeout 5 -- sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
-	start=$(date +%s.%N)
-	wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
-	wait "$vm_pid"
-	rc=$?
-	vm_pid=
-	took=$(echo "$(date +%s.%N) - $start" | bc)
-	[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= 5 && $took < 60" | bc)" = 1 ] &&
-		ok "--stop-timeout 5: a command ignoring SIGTERM is stopped after ${took} s, status 143" ||
-		notok "--stop-timeout 5: ${took} s $(show)"
+	stopped_after 5 "--stop-timeout 5"
 
 	# An embedder with handle_signals off forwards its own signals with ringvm_signal() from a
 	# thread of its own (tests/support/embed_signal.c): the command's traps run, its exit is the
@@ -136,14 +142,7 @@ if [ -z "${SAN_PASS:-}" ]; then
 		ok "ringvm_signal() from an embedder's thread: SIGINT, SIGTERM reach the command's traps, its exit 7 is the status" ||
 		notok "ringvm_signal, trapped $(show)"
 	embed_bg 3000 sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
-	wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
-	wait "$vm_pid"
-	rc=$?
-	vm_pid=
-	took=$(echo "$(date +%s.%N) - ${start:-0}" | bc)
-	[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= 3 && $took < 60" | bc)" = 1 ] &&
-		ok "ringvm_signal(SIGTERM) to a command ignoring it: stopped after the stop timeout (${took} s), status 143" ||
-		notok "ringvm_signal, stop timeout 3 s: ${took} s $(show)"
+	stopped_after 3 "ringvm_signal(SIGTERM), stop timeout 3 s"
 
 	# stdin a pipe, and a reader that pauses for 3 s before reading anything: flow control, no loss.
 	seq 1 300000 >"$tmp/want"

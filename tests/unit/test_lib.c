@@ -163,12 +163,18 @@ static int setup(void)
 	return ret ? ret : write_image(ro_img);
 }
 
-/* Reads the console pipe until the payload has printed, then stops the VM from this thread. */
+/* Reads the console pipe until the payload has printed, then runs on_hello on this thread. */
 struct stopper {
 	struct ringvm *vm;
 	int fd;
 	bool saw_hello;
+	void (*on_hello)(struct stopper *s);
 };
+
+static void stop_vm(struct stopper *s)
+{
+	ringvm_stop(s->vm);
+}
 
 static void *stopper_thread(void *arg)
 {
@@ -183,7 +189,7 @@ static void *stopper_thread(void *arg)
 		seen[len] = '\0';
 		if (!s->saw_hello && strstr(seen, "hello from firmware")) {
 			s->saw_hello = true;
-			ringvm_stop(s->vm);
+			s->on_hello(s);
 		}
 	}
 	return NULL;
@@ -206,7 +212,7 @@ static void test_stop_from_thread(void)
 		close(p[1]);
 		return;
 	}
-	struct stopper s = { .vm = vm, .fd = p[0] };
+	struct stopper s = { .vm = vm, .fd = p[0], .on_hello = stop_vm };
 	pthread_t t;
 	TAP_CHECK(pthread_create(&t, NULL, stopper_thread, &s) == 0, "stop: the stopping thread starts");
 	struct ringvm_result res;
@@ -230,8 +236,8 @@ static void test_stop_from_thread(void)
 	TAP_CHECK(ret == 0 && res.end == RINGVM_END_STOPPED, "stop: a stop before ringvm_run() is kept");
 }
 
-/* Reads the console pipe until the payload has printed, then sends SIGINT through ringvm_signal()
-   from a signal handler (SIGUSR2, raised on this thread): an embedder's forwarding. */
+/* ringvm_signal() from a signal handler (SIGUSR2, raised on the stopper's thread): an embedder's
+   forwarding. */
 static struct ringvm *signal_vm;
 static volatile sig_atomic_t signal_ret = 1;
 
@@ -241,23 +247,10 @@ static void on_usr2(int sig)
 	signal_ret = ringvm_signal(signal_vm, SIGINT);
 }
 
-static void *signaller_thread(void *arg)
+static void raise_usr2(struct stopper *s)
 {
-	struct stopper *s = arg;
-	char buf[256], seen[512] = "";
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(s->fd, buf, sizeof(buf))) > 0) {
-		size_t k = (size_t)n < sizeof(seen) - 1 - len ? (size_t)n : sizeof(seen) - 1 - len;
-		memcpy(seen + len, buf, k);
-		len += k;
-		seen[len] = '\0';
-		if (!s->saw_hello && strstr(seen, "hello from firmware")) {
-			s->saw_hello = true;
-			pthread_kill(pthread_self(), SIGUSR2);
-		}
-	}
-	return NULL;
+	(void)s;
+	pthread_kill(pthread_self(), SIGUSR2);
 }
 
 /*
@@ -290,9 +283,9 @@ static void test_signal(void)
 	struct sigaction sa = { .sa_handler = on_usr2 }, old;
 	sigaction(SIGUSR2, &sa, &old);
 	signal_vm = vm;
-	struct stopper s = { .vm = vm, .fd = p[0] };
+	struct stopper s = { .vm = vm, .fd = p[0], .on_hello = raise_usr2 };
 	pthread_t t;
-	TAP_CHECK(pthread_create(&t, NULL, signaller_thread, &s) == 0, "signal: the signalling thread starts");
+	TAP_CHECK(pthread_create(&t, NULL, stopper_thread, &s) == 0, "signal: the signalling thread starts");
 	ret = ringvm_run(vm, &res, err, sizeof(err));
 	TAP_CHECK(ringvm_signal(vm, SIGTERM) == -ESRCH, "signal: after the run, -ESRCH");
 	ringvm_destroy(vm);
