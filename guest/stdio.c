@@ -23,7 +23,7 @@
  * The command's pipes. A splice to a port sends the pipe's pages as one chain of up to this many
  * pages: 64 stays within the VMM's 128 segments per chain (devices/console/virtio_console.c).
  */
-#define STDIO_PIPE_SIZE (64 * 4096)
+#define STDIO_PIPE_SIZE (16 * 4096)
 
 int stdio_shell_status(int st)
 {
