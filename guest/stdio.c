@@ -96,7 +96,7 @@ int stdio_wire(struct stdio_relay *r, const int ports[4])
 	r->child_fds[0] = pipes[0][0];
 	r->child_fds[1] = pipes[1][1];
 	r->child_fds[2] = pipes[2][1];
-	/* Should the system's default differ (/proc/sys/fs/pipe-max-size cannot lower it below). */
+	/* Linux's default today; set so that no other default makes the chains longer. */
 	for (int i = 0; i < 3; i++)
 		(void)fcntl(pipes[i][0], F_SETPIPE_SZ, STDIO_PIPE_SIZE); /* else the default stays */
 	(void)fcntl(pipes[0][1], F_SETFL, O_NONBLOCK);
