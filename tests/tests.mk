@@ -113,10 +113,11 @@ bench-stdio: all
 	$(Q)LAB_ARGS="--cpus 2 --memory 4G --timeout 3600" tests/with-kvm tests/bench/stdio.sh
 
 # Test tool: an embedder forwarding its own signals with ringvm_signal() (tests/integration/streams.sh).
-$(B)/tests/embed_signal: tests/support/embed_signal.c $(LIB)
+# (The Makefile names $(LIB) after including this file: the path is spelled out.)
+$(B)/tests/embed_signal: tests/support/embed_signal.c $(B)/libringvm.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/embed_signal
 
 # Test tool: the fs server over the host's /dev/fuse (tests/integration/fs.sh --host-fuse, and the

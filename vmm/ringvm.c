@@ -29,6 +29,7 @@
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
+#include "vmm/state_report.h"
 
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
@@ -64,6 +65,8 @@ struct ringvm {
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
 	int signal_req[2];  /* pipe: ringvm_signal() writes a signal's number, ringvm_wait reads it */
 	struct gdb_stub *gdb; /* cfg->gdb */
+	struct state_report report; /* SIGUSR2 (vmm/state_report.h) */
+	int state_fd; /* where its lines go: stderr, or RINGVM_STATE_LOG's file (ours to close) */
 };
 
 /* A read-only mapping of a whole file. */
@@ -396,6 +399,7 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 					    .timeout_s = cfg->timeout_s,
 					    .stop_timeout_ms = cfg->stop_timeout_ms };
 	r->signal_port[0] = r->signal_port[1] = -1;
+	r->state_fd = STDERR_FILENO;
 	r->signal_req[0] = r->signal_req[1] = -1;
 	/* Non-blocking: ringvm_signal() never waits (it may run in a signal handler). */
 	if (pipe2(r->signal_req, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -500,17 +504,22 @@ static void ringvm_wait(struct ringvm *r, int sig_fd)
 		}
 		if (r->forwarded)
 			ringvm_check_after_signal(r, &after);
+		int wait_ms = state_report_poll(&r->report, &r->vm, &r->devices);
 		struct pollfd p[3] = { { r->vm.stop_efd, POLLIN, 0 },
 				       { r->signal_req[0], POLLIN, 0 },
 				       { sig_fd, POLLIN, 0 } };
-		int n = poll(p, sig_fd >= 0 ? 3 : 2, 250);
+		int n = poll(p, sig_fd >= 0 ? 3 : 2, wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (sig_fd >= 0 && (p[2].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 			int sig = read(sig_fd, &si, sizeof(si)) == sizeof(si) ? (int)si.ssi_signo : 0;
-			if (sig)
+			if (sig == SIGUSR2) {
+				/* Not for the guest: what every queue and vCPU holds, for the operator. */
+				state_report_begin(&r->report, &r->vm, &r->devices, r->state_fd);
+			} else if (sig) {
 				ringvm_on_signal(r, sig, &after);
+			}
 		}
 		unsigned char req[16];
 		ssize_t got = (p[1].revents & POLLIN) ? read(r->signal_req[0], req, sizeof(req)) : 0;
@@ -595,6 +604,24 @@ static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
 		fprintf(stderr, "ringvm: the command's last output is not being read; dropped\n");
 }
 
+/*
+ * The state report's lines go to stderr, or appended to the file RINGVM_STATE_LOG names (opened
+ * now: a confined thread opens nothing). A file that cannot be opened: one line, then stderr.
+ */
+static void ringvm_state_log_open(struct ringvm *r)
+{
+	const char *path = getenv("RINGVM_STATE_LOG");
+	if (!path || !*path)
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "ringvm: RINGVM_STATE_LOG %s: %s; the state report goes to stderr\n",
+			path, strerror(errno));
+		return;
+	}
+	r->state_fd = fd;
+}
+
 bool ringvm_streams(const struct ringvm *r)
 {
 	return r->streams;
@@ -616,6 +643,8 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t er
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
+		sigaddset(&sigs, SIGUSR2); /* the state report */
+		ringvm_state_log_open(r);
 	}
 	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask.
 	   SIGPIPE stays blocked everywhere: a reader going away is an EPIPE to handle, never the end
@@ -662,6 +691,7 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t er
 	else
 		ringvm_wait(r, sig_fd);
 
+	state_report_finish(&r->report, &r->vm, &r->devices);
 	if (r->gdb) {
 		/* A debugger waiting on the guest hears how it ended; parked vCPUs are let go. */
 		ringvm_fill_result(r, res);
@@ -725,5 +755,8 @@ void ringvm_destroy(struct ringvm *r)
 		if (r->signal_req[i] >= 0)
 			close(r->signal_req[i]);
 	}
+	/* After the devices: no worker is left that could still answer a report into it. */
+	if (r->state_fd != STDERR_FILENO)
+		close(r->state_fd);
 	free(r);
 }
