@@ -25,7 +25,8 @@
  * host -> guest: one read of the host fd fills this buffer, which then fills as many receive
  * buffers (pages) as it holds, all in the same pass: one read, one used-ring publication and one
  * interrupt per 16 pages rather than per page. One memory copy costs far less than a round trip: in
- * the lab, `sha256sum` of its stdin went from 0.23-0.41x of the same from virtio-fs to ~0.6x.
+ * the lab, `sha256sum` of its stdin went from 0.41x of the same from virtio-fs to 0.45x on a quiet
+ * host, from 0.17-0.29x to 0.59-0.70x on a busy one (tests/bench/README.md).
  */
 #define VCON_IN_BUF (64 * 1024)
 #define VCON_NR_QUEUES(ports) (2 * ((ports) + 1))
