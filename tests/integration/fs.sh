@@ -204,9 +204,12 @@ if wait_output CAPS-READY; then
 		notok "capabilities: $tasks threads, $workers workers, wrong:$wrong"
 	# The state report (SIGUSR2, vmm/state_report.h) of this live guest: every started queue and the
 	# vCPU answer, and ringvm goes on running.
+	# (run-all sends reports to the job's log, RINGVM_STATE_LOG: only what this signal added counts)
+	log=${RINGVM_STATE_LOG:-$tmp/err}
+	from=$(($(stat -c %s "$log" 2>/dev/null || echo 0) + 1))
 	kill -USR2 "$p"
-	for _ in $(seq 1 300); do grep -q "^ringvm-state: #1 end " "$tmp/err" && break; sleep 0.1; done
-	rep=$(grep "^ringvm-state: #1 " "$tmp/err")
+	for _ in $(seq 1 300); do tail -c +"$from" "$log" | grep -q "^ringvm-state: #1 end " && break; sleep 0.1; done
+	rep=$(tail -c +"$from" "$log" | grep "^ringvm-state: #1 ")
 	end=$(echo "$rep" | grep " end ")
 	live=$(echo "$rep" | grep -c " vq .* size=")
 	if [[ $end =~ queues=([0-9]+)/([0-9]+)\ vcpus=1/1 ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
