@@ -3,6 +3,7 @@
 #include "guest/relay.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -14,6 +15,12 @@ void relay_init(struct relay_stream *s, int src, int dst)
 	s->src_done = false;
 	s->finishing = false;
 	s->left = 0;
+	s->splice = false;
+}
+
+void relay_use_splice(struct relay_stream *s)
+{
+	s->splice = true;
 }
 
 static void relay_close(int *fd)
@@ -65,31 +72,64 @@ static bool relay_write(struct relay_stream *s)
 	return true;
 }
 
+/* How much src may still give now: buf's room, or less once finishing. */
+static size_t relay_want(const struct relay_stream *s, size_t room)
+{
+	return s->finishing && s->left < room ? s->left : room;
+}
+
+/* Fill buf from src until it is full, src has nothing more for now, or src ended. */
 static void relay_read(struct relay_stream *s)
 {
-	size_t want = sizeof(s->buf);
+	s->off = s->len = 0;
+	while (s->len < sizeof(s->buf)) {
+		size_t want = relay_want(s, sizeof(s->buf) - s->len);
 
-	if (s->finishing && s->left < want)
-		want = s->left;
-	if (want == 0) {
-		s->src_done = true;
+		if (want == 0) {
+			s->src_done = s->finishing; /* finishing: everything counted was read */
+			return;
+		}
+		ssize_t n = read(s->src, s->buf + s->len, want);
+		if (n > 0) {
+			s->len += (size_t)n;
+			if (s->finishing)
+				s->left -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* EAGAIN while finishing: the pipe holds nothing more than what was counted. */
+		if (n < 0 && errno == EAGAIN && !s->finishing)
+			return;
+		s->src_done = true; /* EOF or an error; what was read is still written */
 		return;
 	}
+}
+
+/*
+ * One splice from src to dst: true when it moved bytes (poll again), false when the ordinary read
+ * should run (nothing moved, or splice is not for these fds). Sets dst_gone when dst failed.
+ */
+static bool relay_splice(struct relay_stream *s, bool *dst_gone)
+{
+	size_t want = relay_want(s, (size_t)1 << 20);
+
+	if (!s->splice || want == 0)
+		return false;
 	ssize_t n;
 	do
-		n = read(s->src, s->buf, want);
+		n = splice(s->src, NULL, s->dst, NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 	while (n < 0 && errno == EINTR);
 	if (n > 0) {
-		s->off = 0;
-		s->len = (size_t)n;
 		if (s->finishing)
 			s->left -= (size_t)n;
-		return;
+		return true;
 	}
-	/* EAGAIN while finishing: the pipe holds nothing more than what was counted. */
-	if (n < 0 && errno == EAGAIN && !s->finishing)
-		return;
-	s->src_done = true;
+	if (n < 0 && (errno == EINVAL || errno == ENOSYS))
+		s->splice = false; /* not for these fds: read and write from now on */
+	else if (n < 0 && errno != EAGAIN)
+		*dst_gone = true; /* EPIPE, or the port failed: as a failed write */
+	return false;
 }
 
 /* Everything src was going to give has been written: close both ends. */
@@ -115,8 +155,19 @@ void relay_step(struct relay_stream *s, const struct pollfd p[2])
 		relay_dst_gone(s);
 		return;
 	}
-	if (s->len == 0 && !s->src_done && (s->finishing || (p[0].revents & (POLLIN | POLLHUP | POLLERR))))
+	if (s->len == 0 && !s->src_done && (s->finishing || (p[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
+		bool dst_gone = false;
+
+		if (relay_splice(s, &dst_gone)) {
+			relay_maybe_end(s);
+			return;
+		}
+		if (dst_gone) {
+			relay_dst_gone(s);
+			return;
+		}
 		relay_read(s);
+	}
 	if (!relay_write(s)) {
 		relay_dst_gone(s);
 		return;

@@ -28,9 +28,20 @@
  *     closes at once.
  * PID 1 polls every stream's two fds (relay_events), then relay_step()s each; errors are never
  * fatal to PID 1. Pure fd logic: unit-tested with pipes on the host (tests/unit/test_guest_relay.c).
+ *
+ * Bytes per system call decide the speed (each wake-up, copy and kick is dear in a guest):
+ *   - an output stream may splice (relay_use_splice): splice(2) from the command's pipe to the port
+ *     hands the pipe's pages to the port as one buffer chain (Linux's virtio_console has
+ *     splice_write; it steals the pages or copies them once), instead of two copies through buf
+ *     in at most 32 KiB writes. A splice that moves nothing (an empty pipe, a port that would
+ *     block, the pipe's EOF: virtio_console answers 0 or EAGAIN for the first two alike) falls
+ *     back to read(): the ordinary path then tells EOF, an empty pipe and a full port apart, so
+ *     poll waits for the right fd;
+ *   - a read fills buf with as many reads as the source gives (a port hands over one receive
+ *     buffer, a page, per read()), so the command's pipe gets RELAY_BUF at a time, not a page.
  */
 
-#define RELAY_BUF 32768 /* Linux's virtio_console takes at most 32 KiB per write() */
+#define RELAY_BUF 65536 /* what one pass reads before writing; virtio_console writes take <= 32 KiB */
 
 struct relay_stream {
 	int src, dst; /* non-blocking; -1 once closed */
@@ -39,10 +50,14 @@ struct relay_stream {
 	bool src_done;     /* src ended: flush, then close dst */
 	bool finishing;	   /* relay_finish was called: read at most `left` more bytes */
 	size_t left;
+	bool splice; /* try splice(src -> dst) before read (relay_use_splice) */
 };
 
 /* Start a stream; both fds must already be non-blocking. */
 void relay_init(struct relay_stream *s, int src, int dst);
+
+/* src is a pipe: move its bytes to dst with splice(2) where dst supports it (see above). */
+void relay_use_splice(struct relay_stream *s);
 
 /* The two pollfds to wait on for s (fd -1 when closed: poll ignores them). */
 void relay_events(const struct relay_stream *s, struct pollfd p[2]);

@@ -192,10 +192,13 @@ struct ringvm_config {
 	 * listening (still booting, or a kernel without virtio_console). SIGUSR2 is ringvm's too: it
 	 * writes the state report (every virtqueue's and vCPU's state as "ringvm-state:" lines, README
 	 * "Tests") on stderr, or appended to the file RINGVM_STATE_LOG names, and the guest goes on.
+	 * Without handle_signals, an embedder forwards signals itself with ringvm_signal(), with the
+	 * same effect.
 	 */
 	bool handle_signals;
-	unsigned int stop_timeout_ms; /* with handle_signals, see above; 0: a signal stops the
-					 guest at once (default RINGVM_STOP_TIMEOUT_MS, 10 s) */
+	unsigned int stop_timeout_ms; /* with handle_signals or ringvm_signal(), see above; 0: a
+					 signal stops the guest at once (default
+					 RINGVM_STOP_TIMEOUT_MS, 10 s) */
 	bool seccomp;        /* ringvm_run() confines every thread it makes, and the calling thread
 				itself, for good, each to its role's list (vmm/seccomp.h; default
 				on; a runtime that goes on using the calling thread for other
@@ -281,6 +284,22 @@ __attribute__((warn_unused_result)) int ringvm_run(struct ringvm *vm, struct rin
  * ringvm_run() ends the run as soon as it starts. Not async-signal-safe.
  */
 void ringvm_stop(struct ringvm *vm);
+
+/*
+ * Send signal signo (SIGINT, SIGTERM or SIGHUP) to the command, as the CLI forwards the signals it
+ * gets (handle_signals, above): to the command's process group in the guest, then the guest is
+ * stopped (RINGVM_END_STOPPED, status 128 + the first signal's number) when the command has not
+ * ended stop_timeout_ms later or its output waits 2 s on a reader that takes nothing; at once for
+ * the shell, with stop_timeout_ms 0, or while the guest's PID 1 is not listening yet (a signal
+ * sent before ringvm_run() is kept and acted on when the run starts, i.e. during the boot). For
+ * an embedder that leaves handle_signals off and forwards its own signals, or sends its own.
+ * Thread-safe and async-signal-safe (an atomic load and a write(); errno is kept), so a signal
+ * handler may call it; any time between ringvm_create() and ringvm_destroy(). Returns 0 (the
+ * signal is on its way: how the command takes it shows in ringvm_run()'s result), -EINVAL for
+ * another signal or a NULL vm, -ESRCH once the run is ending or over (the command has ended, or
+ * the guest was stopped), -EAGAIN when thousands of signals are still waiting to be handled.
+ */
+int ringvm_signal(struct ringvm *vm, int signo);
 
 /* Free everything the VM holds: threads, fds, guest memory. After ringvm_run() or instead of it;
    NULL ok. Not while ringvm_run() runs on another thread (ringvm_stop() it first). */

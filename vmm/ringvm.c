@@ -65,6 +65,7 @@ struct ringvm {
 	struct vcon_dev *stdio; /* that device (the command's streams, or the signal port alone), or NULL */
 	unsigned int signal_port_id; /* the signal port's number on stdio */
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
+	int signal_req[2];  /* pipe: ringvm_signal() writes a signal's number, ringvm_wait reads it */
 	struct gdb_stub *gdb; /* cfg->gdb */
 	struct state_report report; /* SIGUSR2 (vmm/state_report.h) */
 	int state_fd; /* where its lines go: stderr, or RINGVM_STATE_LOG's file (ours to close) */
@@ -277,10 +278,11 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 		ret = errmsg(err, errlen, ret, "machine devices: %s", strerror(-ret));
 		goto out;
 	}
-	/* The command's streams, or for a tty the signal port alone (when signals are forwarded). */
+	/* The command's streams, or for a tty the signal port alone (signals handled by ringvm, and
+	   ringvm_signal()'s). */
 	struct device_kind_ctx ctx = { .cfg = cfg, .nr_cpus = r->vm.nr_cpus };
 	int null_fd = -1;
-	if (r->streams || (cfg->argc > 0 && cfg->handle_signals && cfg->stop_timeout_ms > 0)) {
+	if (r->streams || (cfg->argc > 0 && cfg->stop_timeout_ms > 0)) {
 		ret = ringvm_prepare_streams(r, cfg, r->streams, &null_fd, err, errlen);
 		ctx.streams = &r->console_streams;
 	}
@@ -347,6 +349,13 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 					    .stop_timeout_ms = cfg->stop_timeout_ms };
 	r->signal_port[0] = r->signal_port[1] = -1;
 	r->state_fd = STDERR_FILENO;
+	r->signal_req[0] = r->signal_req[1] = -1;
+	/* Non-blocking: ringvm_signal() never waits (it may run in a signal handler). */
+	if (pipe2(r->signal_req, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int ret = errmsg(err, errlen, -errno, "the signal requests' pipe: %s", strerror(errno));
+		ringvm_destroy(r);
+		return ret;
+	}
 	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
@@ -410,7 +419,26 @@ static void ringvm_check_after_signal(struct ringvm *r, struct ringvm_after_sign
 	}
 }
 
-/* Wait for the end of the run; signals (when handled), the timeout and a panicking kernel end it too. */
+/* Signal sig came (handled, or ringvm_signal()): forward it, or stop the run when it cannot be. */
+static void ringvm_on_signal(struct ringvm *r, int sig, struct ringvm_after_signal *after)
+{
+	if (!ringvm_forward(r, sig)) {
+		vm_request_stop(&r->vm, VM_STOP_HOST, 128 + sig, "stopped by signal %d", sig);
+		return;
+	}
+	/* The first signal starts the clock; later ones are forwarded too. */
+	if (!r->forwarded) {
+		r->forwarded = sig;
+		after->stop_at = now_ms() + r->opts.stop_timeout_ms;
+		after->unread_since = now_ms();
+		after->moved = UINT64_MAX;
+	}
+}
+
+/*
+ * Wait for the end of the run; signals (when handled, and ringvm_signal()'s), the timeout and a
+ * panicking kernel end it too.
+ */
 static void ringvm_wait(struct ringvm *r, int sig_fd)
 {
 	uint64_t panic_seen = 0;
@@ -426,28 +454,26 @@ static void ringvm_wait(struct ringvm *r, int sig_fd)
 		if (r->forwarded)
 			ringvm_check_after_signal(r, &after);
 		int wait_ms = state_report_poll(&r->report, &r->vm, &r->devices);
-		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
-		int n = poll(p, sig_fd >= 0 ? 2 : 1, wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250);
+		struct pollfd p[3] = { { r->vm.stop_efd, POLLIN, 0 },
+				       { r->signal_req[0], POLLIN, 0 },
+				       { sig_fd, POLLIN, 0 } };
+		int n = poll(p, sig_fd >= 0 ? 3 : 2, wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (sig_fd >= 0 && (p[1].revents & POLLIN)) {
+		if (sig_fd >= 0 && (p[2].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 			int sig = read(sig_fd, &si, sizeof(si)) == sizeof(si) ? (int)si.ssi_signo : 0;
 			if (sig == SIGUSR2) {
 				/* Not for the guest: what every queue and vCPU holds, for the operator. */
 				state_report_begin(&r->report, &r->vm, &r->devices, r->state_fd);
-			} else if (sig && ringvm_forward(r, sig)) {
-				/* The first signal starts the clock; later ones are forwarded too. */
-				if (!r->forwarded) {
-					r->forwarded = sig;
-					after.stop_at = now_ms() + r->opts.stop_timeout_ms;
-					after.unread_since = now_ms();
-					after.moved = UINT64_MAX;
-				}
 			} else if (sig) {
-				vm_request_stop(&r->vm, VM_STOP_HOST, 128 + sig, "stopped by signal %d", sig);
+				ringvm_on_signal(r, sig, &after);
 			}
 		}
+		unsigned char req[16];
+		ssize_t got = (p[1].revents & POLLIN) ? read(r->signal_req[0], req, sizeof(req)) : 0;
+		for (ssize_t i = 0; i < got && !atomic_load(&r->vm.stopping); i++)
+			ringvm_on_signal(r, req[i], &after); /* ringvm_signal() checked each */
 		if (atomic_load(&r->console.panicked)) {
 			if (!panic_seen)
 				panic_seen = now_ms();
@@ -642,6 +668,22 @@ void ringvm_stop(struct ringvm *r)
 	vm_request_stop(&r->vm, VM_STOP_HOST, 0, "stopped by the host");
 }
 
+int ringvm_signal(struct ringvm *r, int signo)
+{
+	/* Async-signal-safe: an atomic load and a write(); errno is the interrupted code's. */
+	int saved = errno, ret = 0;
+	unsigned char c = (unsigned char)signo;
+
+	if (!r || sigfwd_encode(signo) < 0)
+		return -EINVAL;
+	if (atomic_load(&r->vm.stopping))
+		return -ESRCH;
+	if (write(r->signal_req[1], &c, 1) != 1)
+		ret = errno == EAGAIN ? -EAGAIN : -errno;
+	errno = saved;
+	return ret;
+}
+
 void ringvm_destroy(struct ringvm *r)
 {
 	if (!r)
@@ -656,9 +698,12 @@ void ringvm_destroy(struct ringvm *r)
 	}
 	if (r->vm_created)
 		vm_destroy(&r->vm);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (r->signal_port[i] >= 0)
 			close(r->signal_port[i]);
+		if (r->signal_req[i] >= 0)
+			close(r->signal_req[i]);
+	}
 	/* After the devices: no worker is left that could still answer a report into it. */
 	if (r->state_fd != STDERR_FILENO)
 		close(r->state_fd);

@@ -1,9 +1,9 @@
 #!/bin/bash
 # streams.sh: the command's stdin, stdout and stderr are ringvm's own, as pipes (issue 11): bytes,
 # EOF both ways, a reader going away, a paused reader, through virtio-console; the launcher options
-# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout. Twelve boots
-# (four with SAN_PASS=1). Needs a KVM that runs Linux (the lab here). Env: RINGVM, STREAM_MB (default
-# 64, 10 with SAN_PASS). TAP.
+# (-e, -w, -u, --timeout); signals sent to ringvm reach the command, --stop-timeout, and an
+# embedder's ringvm_signal(). Fourteen boots (four with SAN_PASS=1). Needs a KVM that runs Linux
+# (the lab here). Env: RINGVM, STREAM_MB (default 64, 10 with SAN_PASS). TAP.
 set -u
 . "$(dirname "$0")/lib.sh"
 it_init streams
@@ -104,16 +104,45 @@ if [ -z "${SAN_PASS:-}" ]; then
 
 	# --stop-timeout 5: a command that ignores SIGTERM is stopped by ringvm, 128+15, no sooner
 	# than 5 s after the signal (and not much later: the bound is loose, the lab is slow).
+	# stopped_after SECONDS NAME: the background VM's command ignores SIGTERM; once it is ready, send
+	# SIGTERM and expect the stop no sooner than SECONDS after it (and not much later), status 143.
+	stopped_after() {
+		local start took p
+		start=$(date +%s.%N)
+		wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
+		wait "$vm_pid"
+		rc=$?
+		vm_pid=
+		took=$(echo "$(date +%s.%N) - $start" | bc)
+		[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= $1 && $took < 60" | bc)" = 1 ] &&
+			ok "$2: a command ignoring SIGTERM is stopped after ${took} s, status 143" ||
+			notok "$2: ${took} s $(show)"
+	}
 	vm_bg --stop-timeout 5 -- sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
-	start=$(date +%s.%N)
-	wait_output ready && p=$(vmm_pid) && start=$(date +%s.%N) && kill -TERM "$p"
+	stopped_after 5 "--stop-timeout 5"
+
+	# An embedder with handle_signals off forwards its own signals with ringvm_signal() from a
+	# thread of its own (tests/support/embed_signal.c): the command's traps run, its exit is the
+	# status; and one that ignores SIGTERM is stopped after the stop timeout (3 s), 128+15.
+	embed=$(dirname "$ringvm")/tests/embed_signal
+	guest=$(dirname "$ringvm")/guest
+	embed_bg() {
+		timeout -k 30 "${VM_TIMEOUT:-300}" "$embed" "$guest/kernel/vmlinuz" "$guest/initramfs.img" "$@" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null &
+		vm_pid=$!
+	}
+	embed_bg 300000 sh -c 'trap "echo got INT" INT; trap "echo got TERM; exit 7" TERM; echo ready
+		while :; do sleep 1; done'
+	wait_output ready && kill -INT "$(vmm_pid)" && wait_output "got INT" && kill -TERM "$(vmm_pid)"
 	wait "$vm_pid"
 	rc=$?
 	vm_pid=
-	took=$(echo "$(date +%s.%N) - $start" | bc)
-	[ "$rc" = 143 ] && [ "$(cat "$tmp/out")" = ready ] && [ "$(echo "$took >= 5 && $took < 60" | bc)" = 1 ] &&
-		ok "--stop-timeout 5: a command ignoring SIGTERM is stopped after ${took} s, status 143" ||
-		notok "--stop-timeout 5: ${took} s $(show)"
+	[ "$rc" = 7 ] && [ "$(cat "$tmp/out")" = "$(printf 'ready\ngot INT\ngot TERM')" ] &&
+		[ "$(grep -c 'ringvm_signal([0-9]*) = 0$' "$tmp/err")" = 2 ] &&
+		ok "ringvm_signal() from an embedder's thread: SIGINT, SIGTERM reach the command's traps, its exit 7 is the status" ||
+		notok "ringvm_signal, trapped $(show)"
+	embed_bg 3000 sh -c 'trap "" TERM; echo ready; sleep 600; echo not-stopped'
+	stopped_after 3 "ringvm_signal(SIGTERM), stop timeout 3 s"
 
 	# stdin a pipe, and a reader that pauses for 3 s before reading anything: flow control, no loss.
 	seq 1 300000 >"$tmp/want"

@@ -26,3 +26,11 @@ $(B)/tests/vu_probe: $(call objs_of,$(B)/obj,VU_PROBE_SRCS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/vu_probe
+
+# An embedder forwarding its own signals with ringvm_signal() (tests/integration/streams.sh).
+# (The Makefile names $(LIB) after including this file: the path is spelled out.)
+$(B)/tests/embed_signal: tests/support/embed_signal.c $(B)/libringvm.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+ALL_TARGETS += $(B)/tests/embed_signal

@@ -1,7 +1,7 @@
 /*
  * test_lib.c: libringvm's life cycle through its public API only, with real VMs: the firmware
- * payloads of firmware/ run natively on this host's /dev/kvm (even PVM). ringvm_stop() from another
- * thread, ringvm_destroy() after every kind of failure, several VMs one after another in one
+ * payloads of firmware/ run natively on this host's /dev/kvm (even PVM). ringvm_stop() and
+ * ringvm_signal() from another thread, ringvm_destroy() after every kind of failure, several VMs one after another in one
  * process (with devices whose queue workers run), and afterwards no leaked fd, thread or mapping.
  * Skipped (counted) when /dev/kvm or the payloads (make all) are missing.
  */
@@ -163,12 +163,18 @@ static int setup(void)
 	return ret ? ret : write_image(ro_img);
 }
 
-/* Reads the console pipe until the payload has printed, then stops the VM from this thread. */
+/* Reads the console pipe until the payload has printed, then runs on_hello on this thread. */
 struct stopper {
 	struct ringvm *vm;
 	int fd;
 	bool saw_hello;
+	void (*on_hello)(struct stopper *s);
 };
+
+static void stop_vm(struct stopper *s)
+{
+	ringvm_stop(s->vm);
+}
 
 static void *stopper_thread(void *arg)
 {
@@ -183,7 +189,7 @@ static void *stopper_thread(void *arg)
 		seen[len] = '\0';
 		if (!s->saw_hello && strstr(seen, "hello from firmware")) {
 			s->saw_hello = true;
-			ringvm_stop(s->vm);
+			s->on_hello(s);
 		}
 	}
 	return NULL;
@@ -206,7 +212,7 @@ static void test_stop_from_thread(void)
 		close(p[1]);
 		return;
 	}
-	struct stopper s = { .vm = vm, .fd = p[0] };
+	struct stopper s = { .vm = vm, .fd = p[0], .on_hello = stop_vm };
 	pthread_t t;
 	TAP_CHECK(pthread_create(&t, NULL, stopper_thread, &s) == 0, "stop: the stopping thread starts");
 	struct ringvm_result res;
@@ -228,6 +234,83 @@ static void test_stop_from_thread(void)
 		ringvm_destroy(vm);
 	}
 	TAP_CHECK(ret == 0 && res.end == RINGVM_END_STOPPED, "stop: a stop before ringvm_run() is kept");
+}
+
+/* ringvm_signal() from a signal handler (SIGUSR2, raised on the stopper's thread): an embedder's
+   forwarding. */
+static struct ringvm *signal_vm;
+static volatile sig_atomic_t signal_ret = 1;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	signal_ret = ringvm_signal(signal_vm, SIGINT);
+}
+
+static void raise_usr2(struct stopper *s)
+{
+	(void)s;
+	pthread_kill(pthread_self(), SIGUSR2);
+}
+
+/*
+ * ringvm_signal(): with no PID 1 listening (the payload is no Linux, and there is no command), a
+ * signal stops the guest at once with 128+N, as a handled signal does in the CLI.
+ */
+static void test_signal(void)
+{
+	int p[2];
+	char err[RINGVM_ERR_MAX];
+	struct ringvm *vm;
+	struct ringvm_result res;
+	struct ringvm_config c;
+
+	TAP_CHECK(ringvm_signal(NULL, SIGTERM) == -EINVAL, "signal: a NULL vm is -EINVAL");
+	TAP_CHECK(pipe2(p, O_CLOEXEC) == 0, "signal: a pipe for the console");
+	base_config(&c, FW "halt.elf");
+	c.console.stdio[1] = p[1];
+	int ret = ringvm_create(&c, &vm, err, sizeof(err));
+	TAP_CHECK(ret == 0, "signal: the halting payload's VM is created");
+	if (ret) {
+		printf("# %s\n", err);
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	TAP_CHECK(ringvm_signal(vm, SIGKILL) == -EINVAL && ringvm_signal(vm, 0) == -EINVAL &&
+			  ringvm_signal(vm, SIGUSR1) == -EINVAL && ringvm_signal(vm, 300) == -EINVAL,
+		  "signal: SIGKILL, 0, SIGUSR1, 300 are -EINVAL (only INT, TERM, HUP are forwarded)");
+	struct sigaction sa = { .sa_handler = on_usr2 }, old;
+	sigaction(SIGUSR2, &sa, &old);
+	signal_vm = vm;
+	struct stopper s = { .vm = vm, .fd = p[0], .on_hello = raise_usr2 };
+	pthread_t t;
+	TAP_CHECK(pthread_create(&t, NULL, stopper_thread, &s) == 0, "signal: the signalling thread starts");
+	ret = ringvm_run(vm, &res, err, sizeof(err));
+	TAP_CHECK(ringvm_signal(vm, SIGTERM) == -ESRCH, "signal: after the run, -ESRCH");
+	ringvm_destroy(vm);
+	close(p[1]);
+	pthread_join(t, NULL);
+	close(p[0]);
+	sigaction(SIGUSR2, &old, NULL);
+	TAP_CHECK(ret == 0 && s.saw_hello && signal_ret == 0 && res.end == RINGVM_END_STOPPED &&
+			  res.status == 128 + SIGINT && ringvm_exit_code(&res) == 128 + SIGINT,
+		  "signal: ringvm_signal(SIGINT) from a signal handler on another thread stops the "
+		  "guest, status 130");
+	if (ret || res.status != 128 + SIGINT)
+		printf("# ret %d, handler %d, end %d, status %d: %s\n", ret, (int)signal_ret, res.end,
+		       res.status, res.message);
+
+	/* A signal sent before the run is kept: acted on as the run starts. */
+	base_config(&c, FW "halt.elf");
+	ret = ringvm_create(&c, &vm, err, sizeof(err));
+	if (ret == 0) {
+		TAP_CHECK(ringvm_signal(vm, SIGHUP) == 0, "signal: before the run, accepted");
+		ret = ringvm_run(vm, &res, err, sizeof(err));
+		ringvm_destroy(vm);
+	}
+	TAP_CHECK(ret == 0 && res.end == RINGVM_END_STOPPED && res.status == 128 + SIGHUP,
+		  "signal: a SIGHUP before ringvm_run() ends the run with 129 as it starts");
 }
 
 /* ringvm_create() fails cleanly (nothing returned, a one-line reason) at each of its steps. */
@@ -397,7 +480,8 @@ int main(void)
 	TAP_CHECK(same_usage(base, usage_now(), "after 16 devices"), "after 16 devices: nothing leaked");
 
 	test_stop_from_thread();
-	TAP_CHECK(same_usage(base, usage_now(), "after the stops"), "after the stops: nothing leaked");
+	test_signal();
+	TAP_CHECK(same_usage(base, usage_now(), "after the stops"), "after the stops and signals: nothing leaked");
 	test_create_failures();
 	TAP_CHECK(same_usage(base, usage_now(), "after the failures"), "after every failure: nothing leaked");
 

@@ -233,6 +233,47 @@ static void test_bring_up_and_input(void)
 	rig_down(&g);
 }
 
+/* One read of the host side serves several receive buffers: what it read waits for the next ones. */
+static void test_input_held(void)
+{
+	struct rig g;
+	uint32_t head, len;
+	static uint8_t want[20000], got[20000];
+	size_t have = 0;
+	bool ok = true;
+
+	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
+	TAP_CHECK(ctrl_send(&g, 0, VIRTIO_CONSOLE_PORT_OPEN, 1), "the guest opens port 0");
+	fill(want, sizeof(want), 7);
+	TAP_CHECK(write(g.in_w, want, sizeof(want)) == (ssize_t)sizeof(want), "the host writes 20000 bytes");
+	close(g.in_w); /* and ends: the EOF must come after every byte read before it */
+	g.in_w = -1;
+	post(&g, Q_IN, 4096);
+	ok = md_wait_used(&g.d, Q_IN, &head, &len) && len == 4096;
+	if (ok) {
+		memcpy(got, md_host(&g.d, g.gpa[Q_IN][head % QSIZE]), len);
+		have = len;
+	}
+	TAP_CHECK(ok, "one receive buffer: filled whole");
+	TAP_CHECK(quiet(&g, Q_IN, 100), "no buffer posted, nothing more comes back");
+	for (int i = 0; i < 3; i++)
+		post(&g, Q_IN, 4096);
+	post(&g, Q_IN, 8192);
+	for (int i = 0; i < 4 && ok; i++) {
+		ok = md_wait_used(&g.d, Q_IN, &head, &len) && len > 0 && have + len <= sizeof(got);
+		if (ok) {
+			memcpy(got + have, md_host(&g.d, g.gpa[Q_IN][head % QSIZE]), len);
+			have += len;
+		}
+	}
+	TAP_CHECK(ok && have == sizeof(want) && memcmp(got, want, sizeof(want)) == 0,
+		  "the buffers posted later get the rest, byte-exact and in order");
+	post(&g, Q_IN, 4096);
+	TAP_CHECK(md_wait_used(&g.d, Q_IN, &head, &len) && len == 0,
+		  "then the host's EOF: an empty buffer");
+	rig_down(&g);
+}
+
 static void test_output(void)
 {
 	struct rig g;
@@ -451,6 +492,7 @@ int main(void)
 {
 	/* SIGPIPE keeps its default action: a device write to a pipe without a reader must not kill us. */
 	test_bring_up_and_input();
+	test_input_held();
 	test_output();
 	test_nonblocking_and_drain();
 	test_hostile();
