@@ -39,7 +39,9 @@ __attribute__((warn_unused_result)) int cli_tree_check(const struct cli_tree *t,
 
 /*
  * Make (or reuse) the tree's initramfs and modules directory with `helper` (tree-initramfs.sh) and
- * PID 1 `init`, in ${XDG_CACHE_HOME:-$HOME/.cache}/ringvm/trees/. 0 or -errno with a one-line err.
+ * PID 1 `init`, in ${XDG_CACHE_HOME:-$HOME/.cache}/ringvm/trees/. Reused, without running the
+ * helper, while its key file names the same release and the same times and sizes of the tree's
+ * modules.order, .config, images, init and helper. 0 or -errno with a one-line err.
  */
 __attribute__((warn_unused_result)) int cli_tree_prepare(struct cli_tree *t, const char *helper,
 							 const char *init, char *err, size_t errlen);
