@@ -189,6 +189,14 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	} else if (ret < 0) {
 		return errmsg(err, errlen, ret, "kernel tree %s: reading .config: %s", t->dir, strerror(-ret));
 	}
+	/*
+	 * A kernel built with the PVH entry boots from its vmlinux: the bzImage's decompressor is
+	 * skipped, which is real time wherever the guest's CPU is emulated or nested.
+	 */
+	char vmlinux[PATH_MAX + 64];
+	if (kconfig_value(t->config, t->config_len, "PVH") == 'y' &&
+	    !pathf(vmlinux, sizeof(vmlinux), "%s/vmlinux", t->dir) && is_file(vmlinux) && strlen(vmlinux) < sizeof(t->image))
+		snprintf(t->image, sizeof(t->image), "%s", vmlinux);
 	snprintf(path, sizeof(path), "%s/modules.order", t->dir);
 	t->modules = kconfig_value(t->config, t->config_len, "MODULES") == 'y' && is_file(path);
 	return 0;

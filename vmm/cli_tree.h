@@ -8,7 +8,7 @@
 
 struct cli_tree {
 	char dir[PATH_MAX];     /* the tree, absolute */
-	char image[PATH_MAX];   /* arch/x86/boot/bzImage, else vmlinux (booted through PVH) */
+	char image[PATH_MAX];   /* vmlinux if CONFIG_PVH=y (booted through PVH), else bzImage, else vmlinux */
 	char release[128];      /* include/config/kernel.release */
 	char *config;           /* the .config text (or the image's embedded one); malloc'd */
 	size_t config_len;

@@ -78,6 +78,15 @@ int main(void)
 	TAP_CHECK(ret == 0 && !strcmp(t.image, want) && t.modules, "bzImage wins over vmlinux; modules.order means modules");
 	cli_tree_close(&t);
 
+	char pvh_config[sizeof(good_config) + 16];
+	snprintf(pvh_config, sizeof(pvh_config), "%sCONFIG_PVH=y\n", good_config);
+	put("linux/.config", pvh_config, 0644);
+	ret = cli_tree_open(tree, &t, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s/vmlinux", tree);
+	TAP_CHECK(ret == 0 && !strcmp(t.image, want), "built with CONFIG_PVH=y: vmlinux wins, booted through PVH");
+	cli_tree_close(&t);
+	put("linux/.config", good_config, 0644);
+
 	/* A path with a trailing slash and a dot is the same tree, made absolute. */
 	char odd[120];
 	snprintf(odd, sizeof(odd), "%s/./linux/", root);
