@@ -1,5 +1,5 @@
 # firmware: tiny freestanding PVH guests for the boot tests, one per way a guest can end.
-FIRMWARE_MODES := exit panic triple poweroff reset halt
+FIRMWARE_MODES := exit panic triple poweroff reset halt wait
 FIRMWARE := $(addprefix $(BUILD_ROOT)/firmware/,$(addsuffix .elf,$(FIRMWARE_MODES)))
 ALL_TARGETS += $(FIRMWARE)
 
@@ -9,6 +9,7 @@ fw_mode_triple := 3
 fw_mode_poweroff := 4
 fw_mode_reset := 5
 fw_mode_halt := 6
+fw_mode_wait := 7
 
 $(BUILD_ROOT)/firmware/%.elf: firmware/payload.S guest/protocol.h vmm/layout.h
 	@mkdir -p $(dir $@)

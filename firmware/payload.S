@@ -8,6 +8,9 @@
 #define MODE_POWEROFF 4 /* ACPI S5 */
 #define MODE_RESET 5    /* ACPI reset register */
 #define MODE_HALT 6     /* print, then halt forever (the host inspects the running VMM) */
+#define MODE_WAIT 7     /* print, then poll COM1 until a byte arrives, then write status 42 (the
+			   host looks at the running VMM, then lets the guest end; no interrupts:
+			   PVM delivers none to such a guest) */
 
 	.code32
 	.text
@@ -32,6 +35,15 @@ _start:
 #elif MODE == MODE_TRIPLE
 	lidt null_idt
 	int $3
+#elif MODE == MODE_WAIT
+	mov $(LAYOUT_PORT_COM1 + 5), %dx
+4:	pause
+	in (%dx), %al
+	test $1, %al /* LSR: data ready */
+	jz 4b
+	mov $RINGVM_EXIT_PORT, %dx
+	mov $42, %al
+	out %al, (%dx)
 #elif MODE == MODE_POWEROFF
 	mov $LAYOUT_PORT_ACPI_SLEEP_CTL, %dx
 	mov $((LAYOUT_ACPI_S5_TYPE << 2) | 0x20), %al

@@ -182,7 +182,9 @@ struct ringvm_config {
 	 * stop_timeout_ms after the first one, or when the command's output has not been read for
 	 * 2 s since (a reader that went quiet must not keep ringvm alive). A signal stops the guest
 	 * at once (128+N) for the shell, with stop_timeout_ms 0, and while the guest's PID 1 is not
-	 * listening (still booting, or a kernel without virtio_console).
+	 * listening (still booting, or a kernel without virtio_console). SIGUSR2 is ringvm's too: it
+	 * writes the state report (every virtqueue's and vCPU's state as "ringvm-state:" lines, README
+	 * "Tests") on stderr, or appended to the file RINGVM_STATE_LOG names, and the guest goes on.
 	 */
 	bool handle_signals;
 	unsigned int stop_timeout_ms; /* with handle_signals, see above; 0: a signal stops the

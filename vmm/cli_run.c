@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,6 +457,12 @@ int cmd_run(int argc, char **argv)
 	}
 	struct ringvm_config *cfg = &r.cfg;
 	char msg[RINGVM_ERR_MAX];
+	/* SIGUSR2 asks for the state report (README): one that comes while the VM is being built
+	   waits, blocked, for ringvm_run's signalfd instead of killing ringvm. */
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, NULL);
 	if ((r.have_uid || r.have_gid) && !r.jail)
 		die("--uid and --gid need --jail");
 	if (r.have_uid != r.have_gid)

@@ -189,3 +189,8 @@ void ringvm_devices_destroy(struct ringvm_devices *d)
 	vcon_destroy(d->stdio);
 	d->stdio = NULL;
 }
+
+struct virtio_core *ringvm_devices_core(struct ringvm_devices *d, unsigned int i)
+{
+	return i < d->nr_transports ? virtio_mmio_core(d->transports[i]) : NULL;
+}

@@ -69,6 +69,11 @@ void ringvm_devices_priv_need(const struct ringvm_devices *d, struct priv_need *
  */
 __attribute__((warn_unused_result)) int ringvm_devices_start(struct ringvm_devices *d,
 							     enum seccomp_mode mode);
+struct virtio_core;
+/* The i-th device's virtio core, NULL past the last: for walks over every device's queues (the
+   state report, vmm/state_report.h). Any thread while the devices live. */
+struct virtio_core *ringvm_devices_core(struct ringvm_devices *d, unsigned int i);
+
 /* After the vCPUs stopped: every transport first (its workers drain), then the devices' backends.
    Safe on a zeroed or already destroyed set. */
 void ringvm_devices_destroy(struct ringvm_devices *d);

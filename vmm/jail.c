@@ -218,7 +218,7 @@ static int jail_child(struct jail *j, const struct jail_options *o, char *err, s
 	return 0;
 }
 
-/* The parent: pass the stop signals on, wait, say how the child ended. */
+/* The parent: pass the stop signals and SIGUSR2 on, wait, say how the child ended. */
 static int jail_wait(pid_t child, const sigset_t *sigs)
 {
 	for (;;) {
@@ -258,6 +258,7 @@ int jail_enter(const struct ringvm_config *cfg, const struct jail_options *o, in
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2); /* the state report: the jailed VMM writes it */
 	sigaddset(&sigs, SIGCHLD);
 	/* Blocked before the fork: a stop signal the child gets before ringvm_run takes it stays
 	   pending (PID 1 would drop it otherwise) until ringvm_run's signalfd reads it. */

@@ -32,6 +32,10 @@ struct vcpu {
 	struct kvm_run *run; /* mmap'd; owned by the vCPU thread except immediate_exit */
 	pthread_t thread;
 	bool started;
+	/* The state report (vmm/vcpu_state.h): the main thread stores state_out, then state_asked
+	   (release), then kicks; this vCPU's thread answers and stores state_done. Atomics. */
+	unsigned int state_asked, state_done;
+	int state_out;
 };
 
 struct vm {

@@ -29,6 +29,7 @@
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
 #include "vmm/seccomp.h"
+#include "vmm/state_report.h"
 
 /* How long a panicking kernel may keep printing before ringvm ends the run itself. */
 #define RINGVM_PANIC_GRACE_MS 3000
@@ -63,6 +64,8 @@ struct ringvm {
 	unsigned int signal_port_id; /* the signal port's number on devices.stdio */
 	int forwarded;	    /* the first signal forwarded to the command, or 0 */
 	struct gdb_stub *gdb; /* cfg->gdb */
+	struct state_report report; /* SIGUSR2 (vmm/state_report.h) */
+	int state_fd; /* where its lines go: stderr, or RINGVM_STATE_LOG's file (ours to close) */
 };
 
 /* A read-only mapping of a whole file. */
@@ -394,6 +397,7 @@ int ringvm_create(const struct ringvm_config *cfg, struct ringvm **out, char *er
 					    .timeout_s = cfg->timeout_s,
 					    .stop_timeout_ms = cfg->stop_timeout_ms };
 	r->signal_port[0] = r->signal_port[1] = -1;
+	r->state_fd = STDERR_FILENO;
 	int ret = ringvm_build(r, cfg, err, errlen);
 	if (ret) {
 		ringvm_destroy(r);
@@ -472,14 +476,18 @@ static void ringvm_wait(struct ringvm *r, int sig_fd)
 		}
 		if (r->forwarded)
 			ringvm_check_after_signal(r, &after);
+		int wait_ms = state_report_poll(&r->report, &r->vm, &r->devices);
 		struct pollfd p[2] = { { r->vm.stop_efd, POLLIN, 0 }, { sig_fd, POLLIN, 0 } };
-		int n = poll(p, sig_fd >= 0 ? 2 : 1, 250);
+		int n = poll(p, sig_fd >= 0 ? 2 : 1, wait_ms >= 0 && wait_ms < 250 ? wait_ms : 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (sig_fd >= 0 && (p[1].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 			int sig = read(sig_fd, &si, sizeof(si)) == sizeof(si) ? (int)si.ssi_signo : 0;
-			if (sig && ringvm_forward(r, sig)) {
+			if (sig == SIGUSR2) {
+				/* Not for the guest: what every queue and vCPU holds, for the operator. */
+				state_report_begin(&r->report, &r->vm, &r->devices, r->state_fd);
+			} else if (sig && ringvm_forward(r, sig)) {
 				/* The first signal starts the clock; later ones are forwarded too. */
 				if (!r->forwarded) {
 					r->forwarded = sig;
@@ -570,6 +578,24 @@ static void ringvm_drain_streams(struct ringvm *r, int sig_fd)
 		fprintf(stderr, "ringvm: the command's last output is not being read; dropped\n");
 }
 
+/*
+ * The state report's lines go to stderr, or appended to the file RINGVM_STATE_LOG names (opened
+ * now: a confined thread opens nothing). A file that cannot be opened: one line, then stderr.
+ */
+static void ringvm_state_log_open(struct ringvm *r)
+{
+	const char *path = getenv("RINGVM_STATE_LOG");
+	if (!path || !*path)
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "ringvm: RINGVM_STATE_LOG %s: %s; the state report goes to stderr\n",
+			path, strerror(errno));
+		return;
+	}
+	r->state_fd = fd;
+}
+
 bool ringvm_streams(const struct ringvm *r)
 {
 	return r->streams;
@@ -591,6 +617,8 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t er
 		sigaddset(&sigs, SIGINT);
 		sigaddset(&sigs, SIGTERM);
 		sigaddset(&sigs, SIGHUP);
+		sigaddset(&sigs, SIGUSR2); /* the state report */
+		ringvm_state_log_open(r);
 	}
 	/* The kick signal is unblocked only on vCPU threads; every other thread inherits this mask.
 	   SIGPIPE stays blocked everywhere: a reader going away is an EPIPE to handle, never the end
@@ -637,6 +665,7 @@ int ringvm_run(struct ringvm *r, struct ringvm_result *res, char *err, size_t er
 	else
 		ringvm_wait(r, sig_fd);
 
+	state_report_finish(&r->report, &r->vm, &r->devices);
 	if (r->gdb) {
 		/* A debugger waiting on the guest hears how it ended; parked vCPUs are let go. */
 		ringvm_fill_result(r, res);
@@ -681,5 +710,8 @@ void ringvm_destroy(struct ringvm *r)
 	for (int i = 0; i < 2; i++)
 		if (r->signal_port[i] >= 0)
 			close(r->signal_port[i]);
+	/* After the devices: no worker is left that could still answer a report into it. */
+	if (r->state_fd != STDERR_FILENO)
+		close(r->state_fd);
 	free(r);
 }

@@ -118,12 +118,15 @@ static const int gdb_calls[] = {
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN,      /* the vCPU */
 	KVM_IRQ_LINE, /* the UART's interrupt, raised by a register write */
+	/* The state report (SIGUSR2, vmm/vcpu_state.c): each vCPU reads its own state, read-only. */
+	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_MSRS, KVM_GET_LAPIC,
+	KVM_GET_VCPU_EVENTS, /* also the gdb role's: the guest's own exception, injected again */
 };
 /* SECCOMP_ROLE_VCPU_GDB on top of vcpu_ioctls: a debug exit that was the guest's own (its int3,
    a #DB its own debug registers raised) is given back to it (gdb_arch_reinject). */
 static const unsigned long vcpu_gdb_ioctls[] = {
 	KVM_GET_DEBUGREGS, KVM_SET_DEBUGREGS,     /* the DR6 the guest's #DB handler reads */
-	KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS, /* the exception, injected again */
+	KVM_SET_VCPU_EVENTS, /* the exception, injected again (read with vcpu_ioctls' GET) */
 };
 /* SECCOMP_ROLE_GDB: a parked vCPU's state, on its fd (made before), while nothing runs. */
 static const unsigned long gdb_ioctls[] = {
@@ -135,6 +138,7 @@ static const unsigned long gdb_ioctls[] = {
 static const unsigned long control_ioctls[] = {
 	KVM_IRQ_LINE,                         /* console input raises the UART's interrupt */
 	KVM_IOEVENTFD, KVM_IRQFD,             /* teardown removes the transports' eventfds */
+	KVM_GET_IRQCHIP,                      /* the state report (SIGUSR2): PICs and IOAPIC */
 	TCGETS, TCSETS, TCSETSW, TCSETSF,     /* the console: isatty, raw mode restored at exit */
 	TIOCGWINSZ,
 };

@@ -15,6 +15,7 @@
 #include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/seccomp.h"
+#include "vmm/vcpu_state.h"
 
 /* The signal that knocks a vCPU out of KVM_RUN; its handler does nothing. */
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -168,6 +169,7 @@ static void *vcpu_thread(void *arg)
 			if (errno == EINTR || errno == EAGAIN) {
 				/* Cleared before the debugger's pause flag is read: a kick after this still lands. */
 				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+				vcpu_state_answer(v); /* kicked for the state report? */
 				if (gdb)
 					gdb_stub_vcpu_interrupted(gdb, v);
 				continue;

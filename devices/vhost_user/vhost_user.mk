@@ -18,7 +18,7 @@ VU_FRONT := tests/support/vu_front.c devices/virtio/fake_ring.c
 UNIT_TESTS += vu_blk
 VU_VIRTIO := devices/virtio/virtq.c devices/virtio/chain.c devices/virtio/uring.c \
 	devices/virtio/worker.c devices/virtio/worker_life.c devices/virtio/pace.c \
-	devices/virtio/core.c
+	devices/virtio/core.c devices/virtio/virtq_state.c
 test_vu_blk_SRCS := $(SPEC_SRCS) $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
 	vmm/seccomp.c tests/unit/test_vu_blk.c
 UNIT_TESTS += vu_fs

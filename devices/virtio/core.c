@@ -5,8 +5,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/virtio_ids.h>
+
+#include "devices/virtio/virtq_state.h"
 
 /* "virtio-blk", "virtio-fs", or the number, for messages. */
 static void core_kind(uint32_t id, char *buf, size_t len)
@@ -23,6 +26,32 @@ static void core_kind(uint32_t id, char *buf, size_t len)
 		break;
 	default:
 		snprintf(buf, len, "virtio device %u", id);
+		break;
+	}
+}
+
+/* The queue's name in the spec's words, for the state report: blk 5.2.2, fs 5.11.2, console 5.3.2. */
+static void core_queue_name(uint32_t id, unsigned int q, char *buf, size_t len)
+{
+	switch (id) {
+	case VIRTIO_ID_BLOCK:
+		snprintf(buf, len, "requestq%u", q);
+		break;
+	case VIRTIO_ID_FS:
+		if (q == 0)
+			snprintf(buf, len, "hiprio");
+		else
+			snprintf(buf, len, "requestq%u", q - 1);
+		break;
+	case VIRTIO_ID_CONSOLE:
+		if (q == 2 || q == 3)
+			snprintf(buf, len, "control-%s", q == 2 ? "receiveq" : "transmitq");
+		else
+			snprintf(buf, len, "port%u-%s", q < 2 ? 0 : q / 2 - 1,
+				 q % 2 ? "transmitq" : "receiveq");
+		break;
+	default:
+		snprintf(buf, len, "queue%u", q);
 		break;
 	}
 }
@@ -51,9 +80,12 @@ int virtio_core_init(struct virtio_core *c, struct virtio_dev *dev, const struct
 	core_kind(dev->device_id, kind, sizeof(kind));
 	snprintf(c->name, sizeof(c->name), "%s on %s", kind, where);
 	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++) {
+		char qname[32];
 		c->q[i].kick_fd = -1;
 		c->q[i].core = c;
 		c->q[i].index = i;
+		core_queue_name(dev->device_id, i, qname, sizeof(qname));
+		snprintf(c->q[i].name, sizeof(c->q[i].name), "\"%s\" q%u %s", c->name, i, qname);
 	}
 	dev->transport = c;
 	return 0;
@@ -175,6 +207,7 @@ static int core_queue_worker(struct virtio_core *c, struct virtio_core_queue *q)
 		.interrupt = core_vring_interrupt,
 		.needs_reset = core_worker_failed,
 		.opaque = q,
+		.name = q->name,
 	};
 	if (q->worker)
 		return 0;
@@ -343,4 +376,49 @@ void virtio_core_write_status(struct virtio_core *c, uint32_t val)
 		if (virtio_core_go_live(c) < 0)
 			return; /* NEEDS_RESET is set, its reason logged: the driver resets */
 	}
+}
+
+/* One line of the state report about queue q that its worker does not write: what it is. */
+static void core_state_say(int fd, unsigned int seq, const struct virtio_core_queue *q,
+			   const char *what)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "ringvm-state: #%u vq %s %s\n", seq, q->name, what);
+	if (n < 0)
+		return;
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	if (write(fd, line, len) < 0) {
+		/* nowhere to say it */
+	}
+}
+
+unsigned int virtio_core_state_request(struct virtio_core *c, unsigned int seq, int fd)
+{
+	unsigned int asked = 0;
+	for (unsigned int i = 0; i < c->dev->nr_queues; i++) {
+		struct virtio_core_queue *q = &c->q[i];
+		if (q->worker && vq_worker_state_request(q->worker, seq, fd) == 0) {
+			asked++;
+			continue;
+		}
+		char what[64];
+		snprintf(what, sizeof(what), "stopped status=0x%x", virtio_core_status(c));
+		core_state_say(fd, seq, q, what);
+	}
+	return asked;
+}
+
+unsigned int virtio_core_state_pending(struct virtio_core *c, unsigned int seq, int fd,
+				       bool say_who)
+{
+	unsigned int pending = 0;
+	for (unsigned int i = 0; i < c->dev->nr_queues; i++) {
+		struct vq_worker *w = c->q[i].worker;
+		if (!w || !vq_worker_state_asked(w, seq) || vq_worker_state_answered(w, seq))
+			continue;
+		pending++;
+		if (say_who)
+			core_state_say(fd, seq, &c->q[i], "no answer");
+	}
+	return pending;
 }

@@ -61,6 +61,7 @@ struct virtio_core_queue {
 				     resets until virtio_core_fini; vq_worker_running() tells */
 	struct virtio_core *core; /* back pointer for the worker's callbacks */
 	unsigned int index;
+	char name[144]; /* the state report's: "\"<core name>\" q<index> <queue's name>" */
 };
 
 struct virtio_core {
@@ -190,6 +191,21 @@ void virtio_core_accept_features(struct virtio_core *c, uint64_t features);
  * transport's). The device is then as after virtio_core_init().
  */
 void virtio_core_reset(struct virtio_core *c);
+
+/*
+ * The state report (virtq_state.h), from any thread (ringvm's main thread on SIGUSR2): ask every
+ * queue whose worker serves it to write its line for report seq to fd; for each other queue write
+ * a line saying it is stopped. Returns the number of queues asked. Reads only the workers' own
+ * locked state and the atomic status.
+ */
+unsigned int virtio_core_state_request(struct virtio_core *c, unsigned int seq, int fd);
+
+/*
+ * The queues asked for report seq that have not answered: their number, and for each of them a
+ * line "no answer" on fd when say_who (the asker gave up waiting).
+ */
+unsigned int virtio_core_state_pending(struct virtio_core *c, unsigned int seq, int fd,
+				       bool say_who);
 
 /*
  * The driver broke a rule (queue i, or VIRTIO_CORE_NO_QUEUE): one line on stderr naming the device,

@@ -344,3 +344,8 @@ uint32_t virtio_mmio_gsi(const struct virtio_mmio *t)
 {
 	return t->gsi;
 }
+
+struct virtio_core *virtio_mmio_core(struct virtio_mmio *t)
+{
+	return &t->core;
+}

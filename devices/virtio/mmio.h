@@ -44,6 +44,10 @@ __attribute__((warn_unused_result)) int virtio_mmio_prepare(struct virtio_mmio *
  * stopped: the MMIO window stays registered on the bus but must no longer be accessed. */
 void virtio_mmio_destroy(struct virtio_mmio *t);
 
+struct virtio_core;
+/* The device model the transport carries (for the state report: virtio_core_state_request). */
+struct virtio_core *virtio_mmio_core(struct virtio_mmio *t);
+
 /* The window base and GSI (for logs and tests). */
 uint64_t virtio_mmio_base(const struct virtio_mmio *t);
 uint32_t virtio_mmio_gsi(const struct virtio_mmio *t);

@@ -20,12 +20,12 @@ static void vq_store16(uint16_t *p, uint16_t v)
 }
 
 /* used_event sits after avail->ring[size]; avail_event after used->ring[size] (2.7.10). */
-static uint16_t *vq_used_event(struct virtq *vq)
+static uint16_t *vq_used_event(const struct virtq *vq)
 {
 	return (uint16_t *)&vq->avail->ring[vq->size];
 }
 
-static uint16_t *vq_avail_event(struct virtq *vq)
+static uint16_t *vq_avail_event(const struct virtq *vq)
 {
 	return (uint16_t *)&vq->used->ring[vq->size];
 }
@@ -261,7 +261,7 @@ unsigned int vq_notify_pending(struct virtq *vq)
 										  : (uint16_t)(now - old);
 	/* 2.7.10: notify when used_event is in [old, now), computed modulo 2^16. */
 	uint16_t event = vq_load16(vq_used_event(vq));
-	return (uint16_t)(now - event - 1) < (uint16_t)(now - old) ? (uint16_t)(now - old) : 0;
+	return vq_need_event(event, now, old) ? (uint16_t)(now - old) : 0;
 }
 
 void vq_notify_decided(struct virtq *vq)
@@ -292,4 +292,14 @@ bool vq_enable_kicks(struct virtq *vq, bool enable)
 	if (vq->broken)
 		return false;
 	return le16toh(__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE)) != vq->last_avail;
+}
+
+void vq_ring_words(const struct virtq *vq, struct vq_ring_words *w)
+{
+	w->avail_flags = vq_load16(&vq->avail->flags);
+	w->avail_idx = vq_load16(&vq->avail->idx);
+	w->used_event = vq_load16(vq_used_event(vq));
+	w->used_flags = vq_load16(&vq->used->flags);
+	w->used_idx = vq_load16(&vq->used->idx);
+	w->avail_event = vq_load16(vq_avail_event(vq));
 }

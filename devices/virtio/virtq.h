@@ -158,6 +158,28 @@ void vq_notify_decided(struct virtq *vq);
 bool vq_enable_kicks(struct virtq *vq, bool enable);
 
 /*
+ * 2.7.10's vring_need_event(): true when `event` (the driver's used_event or avail_event) lies in
+ * [old, new_idx), the entries made visible since `old`, computed modulo 2^16.
+ */
+static inline bool vq_need_event(uint16_t event, uint16_t new_idx, uint16_t old)
+{
+	return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old);
+}
+
+/* The six index and flag words of a ring as guest memory holds them at the moment of reading. */
+struct vq_ring_words {
+	uint16_t avail_flags, avail_idx, used_event; /* the driver's: avail ring */
+	uint16_t used_flags, used_idx, avail_event;  /* the device's: used ring */
+};
+
+/*
+ * Read them (relaxed loads through the areas vq_init checked with gm_ptr, event words included
+ * whether or not EVENT_IDX was negotiated). For the state report (virtq_state.h): any thread may
+ * call it while the VM lives; words written concurrently may be a moment old, never torn.
+ */
+void vq_ring_words(const struct virtq *vq, struct vq_ring_words *w);
+
+/*
  * Reader and Writer: cursors over the readable / writable part of a chain. Devices parse requests
  * only through these; they never index iovecs or descriptors themselves. All lengths are bytes.
  * They hold host pointers into guest RAM: valid while the VM lives; the contents may change under

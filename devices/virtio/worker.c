@@ -18,7 +18,7 @@
  * a current one), bits 32-63 the slot's generation, or which of the worker's own SQEs it is.
  */
 #define WK_SLOT_OWN 0xffffu
-enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT };
+enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT, WK_OWN_STATE };
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
@@ -126,8 +126,11 @@ static void wk_publish_paced(struct vq_worker *w, bool pace)
 	if (due && pace && pace_hold_interrupt(due, wk_held(w)))
 		return; /* the window stays open: the next publish or the end of the pass sends it */
 	vq_notify_decided(w->vq);
-	if (due)
+	if (due) {
+		w->irq_used = w->vq->published;
+		w->irqs++;
 		w->cfg.interrupt(w->cfg.opaque);
+	}
 }
 
 /* End of a slice: start the I/O queued so far, finish what completed, hand the replies over. */
@@ -221,8 +224,13 @@ static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 		bool rearm = !w->stopping && (res > 0 || res == -EINTR || res == -EAGAIN);
 
 		if (hi == WK_OWN_KICK) {
+			w->kicks += res > 0;
 			w->kick_armed = rearm && wk_arm_read(w, w->kick_fd, &w->kick_buf,
 							     wk_own_tag(w, WK_OWN_KICK)) == 0;
+		} else if (hi == WK_OWN_STATE) {
+			/* The report itself is answered by the loop, before its next pass. */
+			w->state_armed = rearm && wk_arm_read(w, w->state_fd, &w->state_buf,
+							      wk_own_tag(w, WK_OWN_STATE)) == 0;
 		} else if (hi == WK_OWN_EVENT) {
 			w->event_armed = rearm && wk_arm_read(w, w->cfg.event_fd, &w->event_buf,
 							      wk_own_tag(w, WK_OWN_EVENT)) == 0;
@@ -302,9 +310,9 @@ static bool wk_poll(struct vq_worker *w)
    they are freed, and a read left from this run would swallow a wakeup of the next one. */
 static void wk_cancel_reads(struct vq_worker *w)
 {
-	const bool armed[2] = { w->kick_armed, w->event_armed };
-	const enum wk_own reads[2] = { WK_OWN_KICK, WK_OWN_EVENT };
-	for (unsigned int i = 0; i < 2; i++) {
+	const bool armed[3] = { w->kick_armed, w->event_armed, w->state_armed };
+	const enum wk_own reads[3] = { WK_OWN_KICK, WK_OWN_EVENT, WK_OWN_STATE };
+	for (unsigned int i = 0; i < 3; i++) {
 		if (!armed[i])
 			continue;
 		struct io_uring_sqe *sqe = wk_sqe(w);
@@ -313,7 +321,7 @@ static void wk_cancel_reads(struct vq_worker *w)
 		io_uring_prep_cancel64(sqe, wk_own_tag(w, reads[i]), 0);
 		io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CANCEL));
 	}
-	while (w->kick_armed || w->event_armed) {
+	while (w->kick_armed || w->event_armed || w->state_armed) {
 		struct io_uring_cqe *cqe;
 		wk_submit(w);
 		if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
@@ -392,8 +400,12 @@ void wk_serve(struct vq_worker *w)
 					     wk_own_tag(w, WK_OWN_EVENT)) == 0;
 	if (wk_arm_read(w, w->stop_fd, &w->stop_buf, wk_own_tag(w, WK_OWN_STOP)) < 0)
 		w->stopping = true;
+	w->state_armed =
+		wk_arm_read(w, w->state_fd, &w->state_buf, wk_own_tag(w, WK_OWN_STATE)) == 0;
 
 	for (;;) {
+		/* A state report asked while the worker was busy: the state between two passes. */
+		wk_state_answer(w, false);
 		bool more = !w->stopping && wk_pop_all(w);
 		wk_reap(w);
 		wk_publish_paced(w, more); /* a pass cut short goes on: its interrupt may wait */
@@ -421,6 +433,7 @@ void wk_serve(struct vq_worker *w)
 		    w->cfg.ops->idle)
 			w->cfg.ops->idle(w->cfg.dev, w);
 		int r;
+		w->sleep_from_us = wk_now_us();
 		if (w->stopping) {
 			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),
 							.tv_nsec = (long long)(left_us % 1000000u) * 1000 };
@@ -429,12 +442,12 @@ void wk_serve(struct vq_worker *w)
 			if (r == -ETIME)
 				r = 0; /* the next pass sees the time is up */
 		} else {
-			uint64_t slept_from = w->poll.max_us ? wk_now_us() : 0;
-
 			r = io_uring_submit_and_wait(&w->ring, 1);
 			if (w->poll.max_us)
-				pace_poll_slept(&w->poll, wk_now_us() - slept_from);
+				pace_poll_slept(&w->poll, wk_now_us() - w->sleep_from_us);
 		}
+		/* Woken by a state report: the state the worker slept on, before anything changes it. */
+		wk_state_answer(w, true);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			fprintf(stderr, "ringvm: virtqueue %u: io_uring_enter: %s\n",
 				w->cfg.queue_index, strerror(-r));

@@ -154,6 +154,9 @@ struct vq_worker_config {
 	 * once per start, on the worker's thread. */
 	void (*needs_reset)(void *opaque, const char *why);
 	void *opaque;            /* for interrupt() and needs_reset() */
+	/* The queue in the state report (virtq_state.h), e.g. "\"virtio-blk on ...\" q0 request0";
+	   must outlive the worker. NULL: "virtqueue N". */
+	const char *name;
 };
 
 /*

@@ -80,18 +80,24 @@ int vq_worker_create(const struct vq_worker_config *cfg, struct vq_worker **out)
 		err = -errno;
 		goto err_free;
 	}
+	w->state_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->state_fd < 0) {
+		err = -errno;
+		goto err_stop_fd;
+	}
 	/*
-	 * SQ: one entry per request slot plus the three eventfd reads (kick, stop, the device's event).
-	 * CQ: every SQE that may be in flight (max_inflight, for the largest queue) plus the worker's
-	 * own (the three reads and up to three cancels), so completions never overflow it.
+	 * SQ: one entry per request slot plus the four eventfd reads (kick, stop, the device's event,
+	 * the state report). CQ: every SQE that may be in flight (max_inflight, for the largest
+	 * queue) plus the worker's own (the four reads and up to four cancels), so completions never
+	 * overflow it.
 	 */
 	w->cq_room = cfg->max_inflight ? cfg->max_inflight : 4u * cfg->ring_max;
 	if (w->cq_room < 4)
 		w->cq_room = 4;
 	unsigned int cq = w->cq_room > cfg->ring_max ? w->cq_room : cfg->ring_max;
-	err = uring_create(&w->ring, cfg->ring_max + 3u, cq + 6u, cfg->rules); /* CQ >= SQ */
+	err = uring_create(&w->ring, cfg->ring_max + 4u, cq + 8u, cfg->rules); /* CQ >= SQ */
 	if (err < 0)
-		goto err_stop_fd;
+		goto err_state_fd;
 	/*
 	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
 	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.
@@ -123,6 +129,8 @@ int vq_worker_create(const struct vq_worker_config *cfg, struct vq_worker **out)
 
 err_ring:
 	io_uring_queue_exit(&w->ring);
+err_state_fd:
+	close(w->state_fd);
 err_stop_fd:
 	close(w->stop_fd);
 err_free:
@@ -186,6 +194,9 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 	w->kick_armed = w->event_armed = w->stopping = w->backpressure = w->failed = w->abandoning =
 		false;
 	w->stop_deadline_us = w->drain_us = w->drain_deadline_us = 0;
+	w->state_armed = false;
+	w->irq_used = vq->published; /* nothing signalled yet in this run */
+	w->kicks = w->irqs = 0;
 	pace_poll_init(&w->poll, w->cfg.poll_us);
 
 	pthread_mutex_lock(&w->lock);
@@ -274,6 +285,7 @@ void vq_worker_destroy(struct vq_worker *w)
 		pthread_detach(w->thread);
 	io_uring_queue_exit(&w->ring);
 	close(w->stop_fd);
+	close(w->state_fd);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	free(w);

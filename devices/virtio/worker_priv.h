@@ -59,7 +59,28 @@ struct vq_worker {
 	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
 	struct pace_poll poll; /* the adaptive busy-poll window (pace.h), reset at each start */
 	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
+
+	/*
+	 * The state report (virtq_state.h). state_fd is an eventfd the ring always reads while
+	 * serving (made with the ring, kept across runs); the asker stores state_out, then
+	 * state_asked (release), then writes state_fd; the worker compares state_asked (acquire)
+	 * with state_done, the last report it answered, which the asker reads back. Atomics only.
+	 */
+	int state_fd;
+	uint64_t state_buf;
+	bool state_armed;
+	unsigned int state_asked;
+	int state_out;
+	unsigned int state_done;
+	/* What the report says of the run: the worker thread's own, reset at each start. */
+	uint16_t irq_used;	 /* the used idx published at the last interrupt sent */
+	uint64_t kicks, irqs;	 /* kick eventfd reads, interrupts sent */
+	uint64_t sleep_from_us;	 /* when the worker last went to sleep in io_uring_enter */
 };
+
+/* The worker's thread (virtq_state.c): answer a report asked since the last answer, if any.
+   asleep: it just came out of its wait in io_uring_enter. Cheap when nothing was asked. */
+void wk_state_answer(struct vq_worker *w, bool asleep);
 
 /*
  * One run on the worker's thread: serve w->vq from vq_worker_start until the stop (or until the ring

@@ -202,6 +202,20 @@ if wait_output CAPS-READY; then
 	[ "$workers" -ge 2 ] && [ -z "$wrong" ] &&
 		ok "all $tasks ringvm threads ($workers queue workers) hold only the share's capabilities, no_new_privs" ||
 		notok "capabilities: $tasks threads, $workers workers, wrong:$wrong"
+	# The state report (SIGUSR2, vmm/state_report.h) of this live guest: every started queue and the
+	# vCPU answer, and ringvm goes on running.
+	kill -USR2 "$p"
+	for _ in $(seq 1 300); do grep -q "^ringvm-state: #1 end " "$tmp/err" && break; sleep 0.1; done
+	rep=$(grep "^ringvm-state: #1 " "$tmp/err")
+	end=$(echo "$rep" | grep " end ")
+	live=$(echo "$rep" | grep -c " vq .* size=")
+	if [[ $end =~ queues=([0-9]+)/([0-9]+)\ vcpus=1/1 ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+		[ "${BASH_REMATCH[1]}" = "$live" ] && echo "$rep" | grep -q "virtio-fs.* requestq0 size=.* irqs=[1-9].* owed=0 " &&
+		echo "$rep" | grep -q " vcpu 0 lapic id=0 .* timer_mode=" && kill -0 "$p"; then
+		ok "SIGUSR2: a state report of the share's $live started queues and the vCPU; ringvm runs on"
+	else
+		notok "SIGUSR2 state report: $end; $(echo "$rep" | head -c 800)"
+	fi
 else
 	notok "capabilities: the guest did not get ready $(show)"
 fi

@@ -322,6 +322,19 @@ static int reinject_ioctls(void) /* vcpu-gdb: the guest's own #DB/#BP given back
 	return ioctls_pass(reqs, sizeof(reqs) / sizeof(reqs[0])) ? 0 : 51;
 }
 
+static int report_ioctls(void) /* vcpu: the SIGUSR2 state report, its own state read-only */
+{
+	static const unsigned long reqs[] = { KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_MSRS,
+					      KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS };
+	return ioctls_pass(reqs, sizeof(reqs) / sizeof(reqs[0])) ? 0 : 55;
+}
+
+static int irqchip_ioctl(void) /* control: the state report's PICs and IOAPIC */
+{
+	static const unsigned long reqs[] = { KVM_GET_IRQCHIP };
+	return ioctls_pass(reqs, 1) ? 0 : 56;
+}
+
 static int debugger_connection(void) /* gdb: the next debugger, replies, dropping one */
 {
 	char c;
@@ -351,16 +364,17 @@ struct role_case {
 
 static const struct role_case cases[] = {
 	{ SECCOMP_ROLE_CONTROL,
-	  { wait_and_read, terminal_ioctl, stat_fd, close_fd, open_refused },
-	  "poll, read, TCGETS, fstat, close (openat answers EACCES)",
+	  { wait_and_read, terminal_ioctl, stat_fd, close_fd, open_refused, irqchip_ioctl },
+	  "poll, read, TCGETS, fstat, close (openat answers EACCES), KVM_GET_IRQCHIP",
 	  { ring_nop, other_ioctl, kvm_create_vm, kvm_run, stat_path, socket_messages },
 	  "io_uring_enter, FIONREAD, KVM_CREATE_VM, KVM_RUN, stat by path, sendmsg" },
 	{ SECCOMP_ROLE_VCPU,
-	  { kvm_run, close_fd, open_refused },
-	  "KVM_RUN, close (openat answers EACCES)",
+	  { kvm_run, close_fd, open_refused, report_ioctls },
+	  "KVM_RUN, close (openat answers EACCES), the report's KVM_GET_MP_STATE, REGS, MSRS, LAPIC, "
+	  "VCPU_EVENTS",
 	  { read_fd, ring_nop, kvm_create_vm, terminal_ioctl, wait_and_read, stat_fd, vcpu_state_ioctls,
 	    reinject_ioctls },
-	  "read, io_uring_enter, KVM_CREATE_VM, TCGETS, poll, fstat, --gdb's KVM_GET_REGS and "
+	  "read, io_uring_enter, KVM_CREATE_VM, TCGETS, poll, fstat, --gdb's KVM_SET_REGS and "
 	  "KVM_GET_DEBUGREGS" },
 	{ SECCOMP_ROLE_WORKER,
 	  { ring_nop, open_refused },
@@ -386,8 +400,9 @@ static const struct role_case cases[] = {
 	    unlink_in_socket_dir },
 	  "read, poll, ioctl, fstat, stat by path, sendmsg, KVM_RUN, unlinkat" },
 	{ SECCOMP_ROLE_VCPU_GDB,
-	  { kvm_run, reinject_ioctls, close_fd, open_refused },
-	  "KVM_RUN, KVM_GET/SET_DEBUGREGS, KVM_GET/SET_VCPU_EVENTS, close (openat answers EACCES)",
+	  { kvm_run, reinject_ioctls, close_fd, open_refused, report_ioctls },
+	  "KVM_RUN, KVM_GET/SET_DEBUGREGS, KVM_GET/SET_VCPU_EVENTS, close (openat answers EACCES), "
+	  "the report's ioctls",
 	  { vcpu_state_ioctls, debugger_connection, read_fd, ring_nop, kvm_create_vm, terminal_ioctl,
 	    wait_and_read, stat_fd },
 	  "the stub's KVM_GET_REGS .. KVM_SET_GUEST_DEBUG, accept4, read, io_uring_enter, "
