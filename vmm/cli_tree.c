@@ -193,10 +193,10 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	 * A kernel built with the PVH entry boots from its vmlinux: the bzImage's decompressor is
 	 * skipped, which is real time wherever the guest's CPU is emulated or nested.
 	 */
-	char vmlinux[PATH_MAX + 64];
+	char vmlinux[sizeof(t->image)];
 	if (kconfig_value(t->config, t->config_len, "PVH") == 'y' &&
-	    !pathf(vmlinux, sizeof(vmlinux), "%s/vmlinux", t->dir) && is_file(vmlinux) && strlen(vmlinux) < sizeof(t->image))
-		snprintf(t->image, sizeof(t->image), "%s", vmlinux);
+	    !pathf(vmlinux, sizeof(vmlinux), "%s/vmlinux", t->dir) && is_file(vmlinux))
+		memcpy(t->image, vmlinux, sizeof(vmlinux));
 	snprintf(path, sizeof(path), "%s/modules.order", t->dir);
 	t->modules = kconfig_value(t->config, t->config_len, "MODULES") == 'y' && is_file(path);
 	return 0;
