@@ -2,7 +2,7 @@
 # tree-initramfs.sh: ringvm's initramfs and a modules directory for a kernel build tree, without
 # `make modules_install` (ringvm run --kernel TREE runs it; vmm/cli_tree.c).
 #
-#   tree-initramfs.sh TREE RELEASE INIT OUT
+#   tree-initramfs.sh TREE RELEASE INIT OUT KEY
 #
 # OUT/root/lib/modules/RELEASE: a link to each module the tree built (its modules.order), where
 # modules_install would put it, and depmod's index over them. ringvm shares it read-only at
@@ -11,26 +11,20 @@
 # OUT/initramfs.img: ringvm's PID 1 (INIT) with the modules it needs before the root is mounted
 # (virtio_mmio, virtio_blk, virtiofs, fuse, overlay, virtio_console: those of them the tree built as
 # modules).
-# OUT is reused while the tree's modules.order, .config, the image and INIT are unchanged, else
-# rebuilt beside it and swapped in.
+# OUT/key: KEY, what ringvm says OUT is made from (the release and the times and sizes of the
+# tree's modules.order, .config, images, INIT and this script: vmm/cli_tree.c). ringvm compares it
+# itself and runs this only when it differs; OUT is rebuilt beside it and swapped in.
 set -eu
-if [ $# -ne 4 ]; then
-	echo "usage: $0 TREE RELEASE INIT OUT" >&2
+if [ $# -ne 5 ]; then
+	echo "usage: $0 TREE RELEASE INIT OUT KEY" >&2
 	exit 2
 fi
 tree=$1
 release=$2
 init=$3
 out=$4
+key=$5
 here=$(dirname "$0")
-
-key=$release
-for f in "$tree/modules.order" "$tree/.config" "$tree/arch/x86/boot/bzImage" "$tree/vmlinux" "$init" "$0"; do
-	[ -e "$f" ] && key="$key $(stat -c %.9Y.%s "$f")"
-done
-if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -f "$out/initramfs.img" ]; then
-	exit 0
-fi
 
 new=$out.new.$$
 trap 'rm -rf "$new"' EXIT

@@ -189,6 +189,14 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	} else if (ret < 0) {
 		return errmsg(err, errlen, ret, "kernel tree %s: reading .config: %s", t->dir, strerror(-ret));
 	}
+	/*
+	 * A kernel built with the PVH entry boots from its vmlinux: the bzImage's decompressor is
+	 * skipped, which is real time wherever the guest's CPU is emulated or nested.
+	 */
+	char vmlinux[sizeof(t->image)];
+	if (kconfig_value(t->config, t->config_len, "PVH") == 'y' &&
+	    !pathf(vmlinux, sizeof(vmlinux), "%s/vmlinux", t->dir) && is_file(vmlinux))
+		memcpy(t->image, vmlinux, sizeof(vmlinux));
 	snprintf(path, sizeof(path), "%s/modules.order", t->dir);
 	t->modules = kconfig_value(t->config, t->config_len, "MODULES") == 'y' && is_file(path);
 	return 0;
@@ -221,6 +229,48 @@ static int mkdirs(const char *path)
 	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/*
+ * What a cache directory was made from: the release, then " MTIME.NSEC.SIZE" of each input that
+ * exists (the tree's modules.order, .config, bzImage and vmlinux, PID 1, the helper itself).
+ */
+static int tree_key(const struct cli_tree *t, const char *helper, const char *init, char *key, size_t len)
+{
+	char paths[4][PATH_MAX + 64];
+	static const char *const in_tree[] = { "modules.order", ".config", "arch/x86/boot/bzImage", "vmlinux" };
+	for (unsigned int i = 0; i < 4; i++)
+		if (pathf(paths[i], sizeof(paths[i]), "%s/%s", t->dir, in_tree[i]))
+			return -ENAMETOOLONG;
+	const char *inputs[] = { paths[0], paths[1], paths[2], paths[3], init, helper };
+	int n = snprintf(key, len, "%s", t->release);
+	for (unsigned int i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		struct stat st;
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		if (stat(inputs[i], &st) < 0)
+			continue;
+		n += snprintf(key + n, len - (size_t)n, " %lld.%09ld.%lld", (long long)st.st_mtim.tv_sec,
+			      (long)st.st_mtim.tv_nsec, (long long)st.st_size);
+	}
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Does OUT hold an initramfs made from exactly key? */
+static bool tree_cache_current(const char *out, const char *key)
+{
+	char path[PATH_MAX + 64];
+	if (pathf(path, sizeof(path), "%s/initramfs.img", out) || !is_file(path) ||
+	    pathf(path, sizeof(path), "%s/key", out))
+		return false;
+	char *have;
+	size_t len;
+	if (read_path(path, &have, &len) < 0)
+		return false;
+	have[strcspn(have, "\n")] = '\0';
+	bool same = strcmp(have, key) == 0;
+	free(have);
+	return same;
+}
+
 int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, char *err, size_t errlen)
 {
 	char base[PATH_MAX];
@@ -250,8 +300,15 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 	char helper_path[PATH_MAX], init_path[PATH_MAX];
 	if (pathf(helper_path, sizeof(helper_path), "%s", helper) || pathf(init_path, sizeof(init_path), "%s", init))
 		return errmsg(err, errlen, -ENAMETOOLONG, "path too long");
-	char *argv[] = { helper_path, t->dir, t->release, init_path, t->out, NULL };
-	ret = run(argv, NULL, true, NULL, NULL);
+	/*
+	 * Freshness is checked here, not by the helper: a run whose cache is current starts no process
+	 * (a shell and its stat(1)s cost more than the rest of the start-up under an emulated CPU).
+	 */
+	char key[sizeof(t->release) + 6 * 64];
+	if (tree_key(t, helper_path, init_path, key, sizeof(key)))
+		return errmsg(err, errlen, -ENAMETOOLONG, "kernel tree %s: path too long", t->dir);
+	char *argv[] = { helper_path, t->dir, t->release, init_path, t->out, key, NULL };
+	ret = tree_cache_current(t->out, key) ? 0 : run(argv, NULL, true, NULL, NULL);
 	if (ret != 0)
 		return errmsg(err, errlen, ret < 0 ? ret : -EIO, "preparing an initramfs for kernel tree %s failed (%s: %s)",
 			    t->dir, helper, ret < 0 ? strerror(-ret) : "see above");

@@ -8,7 +8,7 @@
 
 struct cli_tree {
 	char dir[PATH_MAX];     /* the tree, absolute */
-	char image[PATH_MAX];   /* arch/x86/boot/bzImage, else vmlinux (booted through PVH) */
+	char image[PATH_MAX];   /* vmlinux if CONFIG_PVH=y (booted through PVH), else bzImage, else vmlinux */
 	char release[128];      /* include/config/kernel.release */
 	char *config;           /* the .config text (or the image's embedded one); malloc'd */
 	size_t config_len;
@@ -39,7 +39,9 @@ __attribute__((warn_unused_result)) int cli_tree_check(const struct cli_tree *t,
 
 /*
  * Make (or reuse) the tree's initramfs and modules directory with `helper` (tree-initramfs.sh) and
- * PID 1 `init`, in ${XDG_CACHE_HOME:-$HOME/.cache}/ringvm/trees/. 0 or -errno with a one-line err.
+ * PID 1 `init`, in ${XDG_CACHE_HOME:-$HOME/.cache}/ringvm/trees/. Reused, without running the
+ * helper, while its key file names the same release and the same times and sizes of the tree's
+ * modules.order, .config, images, init and helper. 0 or -errno with a one-line err.
  */
 __attribute__((warn_unused_result)) int cli_tree_prepare(struct cli_tree *t, const char *helper,
 							 const char *init, char *err, size_t errlen);

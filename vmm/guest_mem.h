@@ -14,7 +14,7 @@ struct gm_region {
 	uint64_t gpa;  /* first guest-physical address */
 	uint64_t size; /* bytes */
 	uint8_t *host; /* host mapping of gpa */
-	uint64_t offset; /* offset of this region in the backing memfd */
+	uint64_t offset; /* offset of this region in the RAM mapping (or the memfd) */
 	uint64_t uva;  /* vhost-user: where the front-end maps gpa in its own address space (ring
 			  addresses arrive as such); 0 for memory ringvm owns */
 };
@@ -25,14 +25,14 @@ struct gm_region {
 struct guest_mem {
 	struct gm_region regions[GM_MAX_REGIONS];
 	unsigned int nr_regions;
-	int memfd;        /* backing memfd (-1 for test memory); shared later with devices */
+	int memfd;        /* backing memfd, or -1 (gm_create's anonymous RAM, test memory) */
 	uint64_t ram_size; /* total RAM bytes */
-	void *map;        /* one mmap of the whole memfd */
+	void *map;        /* gm_create: one mapping of all the RAM */
 };
 
 /*
- * Create guest RAM of ram_size bytes backed by a memfd and laid out around the MMIO hole
- * (vmm/layout.h). Returns 0 or -errno.
+ * Create guest RAM of ram_size bytes, private anonymous memory on a 2 MiB boundary advised for
+ * transparent huge pages, laid out around the MMIO hole (vmm/layout.h). Returns 0 or -errno.
  */
 __attribute__((warn_unused_result)) int gm_create(struct guest_mem *gm, uint64_t ram_size);
 

@@ -65,6 +65,7 @@ static const struct kconfig_option options[] = {
 	{ "HYPERVISOR_GUEST", NEED_RECOMMENDED, ALWAYS, "KVM guest support" },
 	{ "PARAVIRT", NEED_RECOMMENDED, ALWAYS, "KVM guest support" },
 	{ "KVM_GUEST", NEED_RECOMMENDED, ALWAYS, "the KVM clock" },
+	{ "PVH", NEED_RECOMMENDED, ALWAYS, "the PVH entry: a tree's vmlinux boots without the bzImage's decompressor" },
 	{ "MODULES", NEED_RECOMMENDED, ALWAYS, "the tree's own modules" },
 	{ "MODULE_UNLOAD", NEED_RECOMMENDED, ALWAYS, "rmmod" },
 };

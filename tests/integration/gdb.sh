@@ -12,7 +12,12 @@ set -u
 it_init gdb
 
 # In the KVM lab (L1 under QEMU 7.2 TCG) neither int3 nor debug-register breakpoints of a nested
-# guest reach L1's KVM (QEMU's own gdbstub on that KVM stops at neither either); single steps do.
+# guest reach L1's KVM; single steps do. Why, in QEMU's TCG (target/i386/tcg): an int3 is raised as
+# a software interrupt, which checks SVM's INTn intercept (SVM_EXIT_SWINT), not the #BP exception
+# intercept KVM sets for KVM_GUESTDBG_USE_SW_BP, so L2's own IDT takes it; and VMRUN loads DR7 from
+# the VMCB by assignment, without re-arming TCG's breakpoints (cpu_x86_update_dr7), while KVM wrote
+# DR0-3 with DR7 clear: the debug registers hold the breakpoint but nothing ever checks it. A trap
+# flag's #DB is raised as an exception and meets KVM's #DB intercept: steps work.
 if grep -q ringvm_lab.dir= /proc/cmdline; then
 	caps=${GDB_CAPS:-step}
 else

@@ -78,6 +78,15 @@ int main(void)
 	TAP_CHECK(ret == 0 && !strcmp(t.image, want) && t.modules, "bzImage wins over vmlinux; modules.order means modules");
 	cli_tree_close(&t);
 
+	char pvh_config[sizeof(good_config) + 16];
+	snprintf(pvh_config, sizeof(pvh_config), "%sCONFIG_PVH=y\n", good_config);
+	put("linux/.config", pvh_config, 0644);
+	ret = cli_tree_open(tree, &t, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s/vmlinux", tree);
+	TAP_CHECK(ret == 0 && !strcmp(t.image, want), "built with CONFIG_PVH=y: vmlinux wins, booted through PVH");
+	cli_tree_close(&t);
+	put("linux/.config", good_config, 0644);
+
 	/* A path with a trailing slash and a dot is the same tree, made absolute. */
 	char odd[120];
 	snprintf(odd, sizeof(odd), "%s/./linux/", root);
@@ -164,6 +173,34 @@ int main(void)
 	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -E2BIG && nr == 3, "no room left for the tree's shares: refused, nothing written past max");
 	cli_tree_close(&t);
+
+	/* The cache: a stand-in helper that counts its runs and makes OUT as the real one does. */
+	put("helper.sh",
+	    "#!/bin/sh\necho run >>\"$4.runs\"\nmkdir -p \"$4\"\n: >\"$4/initramfs.img\"\n"
+	    "echo \"$5\" >\"$4/key\"\n",
+	    0755);
+	put("init", "pid 1\n", 0755);
+	char helper[128], init[128], cache[128], runs[PATH_MAX + 8];
+	snprintf(helper, sizeof(helper), "%s/helper.sh", root);
+	snprintf(init, sizeof(init), "%s/init", root);
+	snprintf(cache, sizeof(cache), "%s/cache", root);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	unsigned int made[3];
+	for (unsigned int i = 0; i < 3; i++) {
+		if (i == 2)
+			put("init", "another pid 1\n", 0755); /* a new size: the key changes */
+		memset(&cfg, 0, sizeof(cfg));
+		nr = 0;
+		ret = cli_tree_setup(&t, tree, &cfg, 0, false, false, shares, &nr, 4, helper, init, err, sizeof(err));
+		snprintf(runs, sizeof(runs), "%s.runs", t.out);
+		struct stat st;
+		made[i] = ret == 0 && stat(runs, &st) == 0 ? (unsigned int)st.st_size / 4 : 0;
+		cli_tree_close(&t);
+	}
+	printf("# helper runs after each of three setups: %u %u %u\n", made[0], made[1], made[2]);
+	TAP_CHECK(made[0] == 1 && made[1] == 1 && made[2] == 2,
+		  "the tree's initramfs is made once, reused without running the helper, made again when an input "
+		  "changes");
 
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);

@@ -1,5 +1,7 @@
 /* test_guest_mem.c: the one door to guest memory refuses every range not wholly inside RAM. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,30 @@ static void dummy_read(void *opaque, uint64_t off, void *data, uint32_t len)
 	memset(data, (int)off, len);
 }
 static const struct bus_ops dummy_ops = { .read = dummy_read };
+
+/* The VmFlags line of the mapping that starts at addr in /proc/self/smaps (" rd wr ... hg dd"). */
+static int vm_flags(const void *addr, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	bool in = false;
+	int ret = -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		char c;
+		if (sscanf(line, "%lx-%lx%c", &start, &end, &c) == 3 && c == ' ')
+			in = start == (unsigned long)addr;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(out, len, "%s", line + 8);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
 
 int main(void)
 {
@@ -63,12 +89,17 @@ int main(void)
 	TAP_CHECK(gm_init_from(&gm, ov, 2) == -EINVAL, "a user range that wraps refused");
 
 	struct guest_mem real;
-	TAP_CHECK(gm_create(&real, 64ULL << 20) == 0 && real.nr_regions == 1 && real.memfd >= 0,
-		  "memfd RAM below the hole: one region");
+	TAP_CHECK(gm_create(&real, 64ULL << 20) == 0 && real.nr_regions == 1,
+		  "RAM below the hole: one region");
+	char flags[512];
+	TAP_CHECK(vm_flags(real.map, flags, sizeof(flags)) == 0 && strstr(flags, " hg") && strstr(flags, " dc") &&
+			  (uintptr_t)real.map % (2u << 20) == 0,
+		  "guest RAM starts on a 2 MiB boundary, is advised for huge pages (hg), and is not copied to forked "
+		  "children (dc)");
 	gm_destroy(&real);
 	TAP_CHECK(gm_create(&real, LAYOUT_MMIO_HOLE_START + (64ULL << 20)) == 0 && real.nr_regions == 2 &&
 			  real.regions[1].gpa == LAYOUT_MMIO_HOLE_END && real.regions[1].size == 64ULL << 20,
-		  "memfd RAM above the hole: split at the MMIO hole");
+		  "RAM above the hole: split at the MMIO hole");
 	TAP_CHECK(gm_ptr(&real, LAYOUT_MMIO_HOLE_START, 1) == NULL, "the MMIO hole is not RAM");
 	gm_destroy(&real);
 	TAP_CHECK(gm_create(&real, 1000) == -EINVAL, "tiny or unaligned RAM refused");

@@ -19,6 +19,8 @@ bench_hold_latency() {
 # bench_qemu OUT TIMEOUT KERNEL INITRD CMDLINE QEMU_ARG...: boot a QEMU microvm (virtio-mmio, like ringvm)
 # with our PID 1; its console goes to OUT. Returns the guest command's status (isa-debug-exit on the
 # exit port turns status S into QEMU's (S << 1) | 1), 124 on timeout, 121 if QEMU failed otherwise.
+# QEMU's own failure to start is exit status 1 too, as a guest's status 0 is: it is told apart by
+# the error QEMU prints ("qemu-system-x86_64: ..." other than a warning).
 bench_qemu() {
 	local out=$1 limit=$2 kernel=$3 initrd=$4 cmdline=$5 rc
 	shift 5
@@ -31,6 +33,8 @@ bench_qemu() {
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		return 124
+	elif [ $rc = 1 ] && grep -v '^qemu-system-x86_64: warning:' "$out" | grep -q '^qemu-system-x86_64: '; then
+		return 121
 	elif [ $((rc & 1)) = 1 ] && [ $rc -lt 512 ]; then
 		return $((rc >> 1))
 	fi
