@@ -9,13 +9,6 @@ CLI_SRCS += vmm/main.c vmm/cli_run.c vmm/cli_serve.c vmm/cli_parse.c vmm/cli_con
 CLI_LDLIBS := -ljson-c
 DEPS_PKGS += libjson-c-dev
 
-# The JSON file's loader and printer, with files it writes itself.
-UNIT_TESTS += cli_config
-# (=, not :=: the library's sources are all listed once every fragment is read; its checks ask
-# every device kind.)
-test_cli_config_SRCS = vmm/cli_config.c vmm/cli_parse.c $(LIB_SRCS) tests/unit/test_cli_config.c
-$(B)/tests/test_cli_config: LDLIBS += $(CLI_LDLIBS)
-
 # The gdb remote protocol: framing (pure, unit-tested) and the session.
 LIB_SRCS += vmm/gdb_packet.c
 LIB_SRCS += vmm/gdb_stub.c vmm/gdb_cmds.c
