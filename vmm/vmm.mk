@@ -3,18 +3,14 @@ LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/vcpu_state.c vmm/s
 	vmm/kcmdline.c vmm/config.c \
 	vmm/ringvm.c vmm/serve.c vmm/seccomp.c vmm/privilege.c vmm/errmsg.c vmm/unix_sock.c
 # The CLI: option and spec parsing, the JSON configuration file (json-c: the CLI's alone, not the
-# library's), run/config and serve, --jail.
+# library's), run/config and serve, --jail. The device kinds' CLI parts (cli_kind.h: each kind's
+# options and JSON keys, in its folder) join CLI_KIND_SRCS from the devices' fragments, with the
+# table that lists them; the CLI is linked with them, libringvm never.
 CLI_SRCS += vmm/main.c vmm/cli_run.c vmm/cli_serve.c vmm/cli_parse.c vmm/cli_config.c vmm/cli_config_print.c \
 	vmm/jail.c
+CLI_KIND_SRCS := vmm/cli_kinds.c vmm/cli_json.c
 CLI_LDLIBS := -ljson-c
 DEPS_PKGS += libjson-c-dev
-
-# The JSON file's loader and printer, with files it writes itself.
-UNIT_TESTS += cli_config
-# (=, not :=: the library's sources are all listed once every fragment is read; its checks ask
-# every device kind.)
-test_cli_config_SRCS = vmm/cli_config.c vmm/cli_parse.c $(LIB_SRCS) tests/unit/test_cli_config.c
-$(B)/tests/test_cli_config: LDLIBS += $(CLI_LDLIBS)
 
 # The gdb remote protocol: framing (pure, unit-tested) and the session.
 LIB_SRCS += vmm/gdb_packet.c
