@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,14 @@ int cli_spec_bad(const char **err, const char *msg)
 {
 	*err = msg;
 	return -EINVAL;
+}
+
+char *cli_spec_copy(const char *arg, char *err, size_t errlen)
+{
+	char *p = strdup(arg);
+	if (!p)
+		snprintf(err, errlen, "out of memory");
+	return p;
 }
 
 char *cli_spec_next(char **rest)

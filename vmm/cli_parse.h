@@ -2,6 +2,7 @@
 #ifndef RINGVM_CLI_PARSE_H
 #define RINGVM_CLI_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "include/ringvm.h"
@@ -27,6 +28,10 @@ __attribute__((warn_unused_result)) int cli_spec_uint(const char *s, unsigned lo
 
 /* value's index among names[0..n), or -1. */
 int cli_spec_pick(const char *value, const char *const *names, int n);
+
+/* A writable copy of an option's value for a spec parser to cut (the value stays whole for the
+   messages), or NULL with "out of memory" in err. The caller frees it once nothing points into it. */
+char *cli_spec_copy(const char *arg, char *err, size_t errlen);
 
 /* *err = msg; returns -EINVAL (a parser's refusal in one line). */
 int cli_spec_bad(const char **err, const char *msg);

@@ -74,12 +74,9 @@ static int blk_cli_disk(void *state, const char *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "--disk: too many disks (at most %d devices)", RINGVM_MAX_DEVICES);
 		return -EINVAL;
 	}
-	char *spec = strdup(arg); /* the parser cuts it; arg stays whole for the message */
-	if (!spec) {
-		snprintf(err, errlen, "out of memory");
+	char *spec = st->specs[st->nr_disks] = cli_spec_copy(arg, err, errlen);
+	if (!spec)
 		return -ENOMEM;
-	}
-	st->specs[st->nr_disks] = spec;
 	if (blk_cli_parse_disk(spec, &st->disks[st->nr_disks], &why)) {
 		snprintf(err, errlen, "--disk %s: %s", arg, why);
 		return -EINVAL;

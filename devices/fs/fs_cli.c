@@ -127,15 +127,6 @@ struct fs_cli_state {
 	bool limits_set;
 };
 
-/* A copy of arg for a parser to cut (arg stays whole for the message), or NULL with err said. */
-static char *fs_cli_copy(const char *arg, char *err, size_t errlen)
-{
-	char *p = strdup(arg);
-	if (!p)
-		snprintf(err, errlen, "out of memory");
-	return p;
-}
-
 static int fs_cli_share(void *state, const char *arg, char *err, size_t errlen)
 {
 	struct fs_cli_state *st = state;
@@ -144,7 +135,7 @@ static int fs_cli_share(void *state, const char *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "--share: too many shares (at most %d devices)", RINGVM_MAX_DEVICES);
 		return -EINVAL;
 	}
-	char *spec = st->specs[st->nr_shares] = fs_cli_copy(arg, err, errlen);
+	char *spec = st->specs[st->nr_shares] = cli_spec_copy(arg, err, errlen);
 	if (!spec)
 		return -ENOMEM;
 	if (fs_cli_parse_share(spec, &st->shares[st->nr_shares], &why)) {
@@ -164,7 +155,7 @@ static int fs_cli_root(void *state, const char *arg, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	free(st->root_spec);
-	st->root_spec = fs_cli_copy(arg, err, errlen);
+	st->root_spec = cli_spec_copy(arg, err, errlen);
 	if (!st->root_spec)
 		return -ENOMEM;
 	if (fs_cli_parse_root(st->root_spec, &st->root, &why)) {

@@ -24,6 +24,10 @@ test_cli_parse_SRCS := vmm/cli_parse.c $(CLI_KIND_SRCS) tests/unit/test_cli_pars
 # The JSON file's loader and printer (the kinds' keys included), with files it writes itself.
 test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c $(CLI_KIND_SRCS) $(LIB_SRCS) \
 	tests/unit/test_cli_config.c
+# The kinds' CLI table itself: options unique, JSON keys named, loaded and printed alike.
+UNIT_TESTS += cli_kinds
+test_cli_kinds_SRCS := vmm/cli_parse.c $(CLI_KIND_SRCS) $(LIB_SRCS) \
+	tests/unit/test_cli_kinds.c
 test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
