@@ -220,7 +220,10 @@ static void run_getopt_init(struct run_getopt *g)
 			const struct cli_kind_option *ko = &cli_kinds[k]->options[i];
 			unsigned int n = g->nr_kopts;
 			/* The table's own mistakes, found by any run (tests/boot/cli.sh runs many). */
-			if (n == MAX_KIND_OPTS || nr_opts + n + 1 >= sizeof(g->longopts) / sizeof(g->longopts[0]) ||
+			bool taken = false;
+			for (unsigned int j = 0; j < nr_opts + n; j++)
+				taken |= !strcmp(g->longopts[j].name, ko->name);
+			if (taken || n == MAX_KIND_OPTS || nr_opts + n + 1 >= sizeof(g->longopts) / sizeof(g->longopts[0]) ||
 			    (ko->letter && strchr(g->shortopts, ko->letter)) ||
 			    strlen(g->shortopts) + 3 > sizeof(g->shortopts))
 				die("internal: the option table cannot take %s's --%s", cli_kinds[k]->name, ko->name);
