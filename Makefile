@@ -91,11 +91,12 @@ include dist/dist.mk
 include examples/examples.mk
 
 # Unit tests (tests/unit/unit.mk): UNIT_TESTS += name, test_name_SRCS := the exact sources it links.
+# One that links the CLI's JSON code (CLI_KIND_SRCS) links the CLI's libraries too.
 UNIT_BINS := $(addprefix $(B)/tests/test_,$(UNIT_TESTS))
 $(B)/tests/test_%: $$(call objs_of,$(B)/obj,test_$$*_SRCS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) $(if $(filter $(CLI_KIND_SRCS),$(test_$*_SRCS)),$(CLI_LDLIBS))
 
 # make: the CLI and its library only.
 build: $(B)/ringvm $(LIB) $(SHLIB)

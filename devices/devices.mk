@@ -9,7 +9,12 @@ BLK_SRCS := devices/blk/blk_spec.c devices/blk/blk_req.c devices/blk/blk.c
 # initramfs, in this order).
 LIB_SRCS += $(VIRTIO_SRCS) $(BLK_SRCS) devices/kinds.c devices/blk/blk_kind.c
 KIND_GUEST_MODULES := virtio_blk
+# Its part in the CLI only (vmm/cli_kind.h: --disk, "disks"), never in the library.
+CLI_KIND_SRCS += devices/blk/blk_cli.c
 
 include devices/fs/fs.mk
 include devices/vhost_user/vhost_user.mk
 include devices/console/console.mk
+
+# The kinds' CLI parts join the CLI (vmm/vmm.mk) once every folder has added its own.
+CLI_SRCS += $(CLI_KIND_SRCS)

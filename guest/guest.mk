@@ -105,11 +105,16 @@ $(GUEST_BPO_INITRD): $(GUEST_INIT) $(GUEST_BPO_KERNEL_DIR)/version guest/mkinitr
 
 # ringvm run --kernel TREE runs tree-initramfs.sh from next to its binary (vmm/main.c finds
 # build/guest/ from build/ringvm and build/san/ringvm alike), with the two scripts it calls.
-GUEST_TREE_TOOLS := $(addprefix $(GUEST_DIR)/,tree-initramfs.sh mkinitramfs.sh kmod-closure.sh)
-ALL_TARGETS += $(GUEST_TREE_TOOLS)
+GUEST_TREE_TOOLS := $(addprefix $(GUEST_DIR)/,mkinitramfs.sh kmod-closure.sh)
+ALL_TARGETS += $(GUEST_TREE_TOOLS) $(GUEST_DIR)/tree-initramfs.sh
 $(GUEST_TREE_TOOLS): $(GUEST_DIR)/%.sh: guest/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)install -m 0755 $< $@
+# tree-initramfs.sh gets the device kinds' boot modules (KIND_GUEST_MODULES) written in: a tree's
+# cache (vmm/cli_tree.c) is keyed on the installed script, so a new kind's modules rebuild it.
+$(GUEST_DIR)/tree-initramfs.sh: guest/tree-initramfs.sh $(GUEST_MODULES_LIST)
+	@mkdir -p $(dir $@)
+	$(Q)sed 's|@KIND_GUEST_MODULES@|$(KIND_GUEST_MODULES)|' $< >$@.tmp && chmod 0755 $@.tmp && mv $@.tmp $@
 
 # make ktree: a small kernel build tree (Debian's linux-source, tinyconfig + ringvm's fragment, a few
 # modules) for the tests of --kernel TREE (tests/integration/tree.sh) and make bench-devloop; kept in

@@ -9,8 +9,9 @@
 # /lib/modules/RELEASE, so the guest's modprobe loads the tree's own .ko files in place: the links
 # are absolute paths into the tree, which the guest sees at the same path.
 # OUT/initramfs.img: ringvm's PID 1 (INIT) with the modules it needs before the root is mounted
-# (virtio_mmio, virtio_blk, virtiofs, fuse, overlay, virtio_console: those of them the tree built as
-# modules).
+# (virtio_mmio and each device kind's, KIND_GUEST_MODULES of the devices' fragments: those of them
+# the tree built as modules). guest/guest.mk writes that list into the copy it installs next to
+# ringvm (build/guest/); this file itself has only its placeholder.
 # OUT/key: KEY, what ringvm says OUT is made from (the release and the times and sizes of the
 # tree's modules.order, .config, images, INIT and this script: vmm/cli_tree.c). ringvm compares it
 # itself and runs this only when it differs; OUT is rebuilt beside it and swapped in.
@@ -25,6 +26,13 @@ init=$3
 out=$4
 key=$5
 here=$(dirname "$0")
+boot_modules="virtio_mmio @KIND_GUEST_MODULES@"
+case $boot_modules in
+*@*)
+	echo "$0: the module list is not filled in: run build/guest/tree-initramfs.sh (make)" >&2
+	exit 2
+	;;
+esac
 
 new=$out.new.$$
 trap 'rm -rf "$new"' EXIT
@@ -52,7 +60,8 @@ fi
 # Only the boot modules the tree has as modules: built-in ones need nothing, and mkinitramfs.sh
 # wants at least one name when it is given any.
 boot=
-for m in $("$here/kmod-closure.sh" "$moddir" virtio_mmio virtio_blk virtiofs fuse overlay virtio_console); do
+# shellcheck disable=SC2086
+for m in $("$here/kmod-closure.sh" "$moddir" $boot_modules); do
 	boot="$boot $(basename "$m" .ko)"
 done
 # shellcheck disable=SC2086

@@ -9,14 +9,13 @@
 #include "include/ringvm.h"
 
 struct json_object;
+struct cli_json_block;
 
-/* What a loaded file's config points into (strings, disks, shares, the command, its environment). */
+/* What a loaded file's config points into: the parsed file (its strings) and the arrays made for
+   it (the disks, shares, command, environment: vmm/cli_json.h's cli_json_alloc). */
 struct cli_config_file {
 	struct json_object *root;
-	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
-	struct ringvm_share shares[RINGVM_MAX_DEVICES];
-	const char **argv;
-	const char *env[RINGVM_MAX_ENV];
+	struct cli_json_block *kept;
 	bool initrd_set; /* the file says "initrd" (null: none), so the CLI's default does not apply */
 };
 
@@ -32,12 +31,11 @@ __attribute__((warn_unused_result)) int cli_config_load(const char *path, struct
 							struct cli_config_file *f, char *err, size_t errlen);
 void cli_config_free(struct cli_config_file *f);
 
-/* The JSON names of enum ringvm_cache, enum ringvm_xattr and enum ringvm_tty, in the enums' order. */
-extern const char *const cli_cache_names[3];
-extern const char *const cli_xattr_names[4];
+/* The JSON names of enum ringvm_tty, in the enum's order. */
 extern const char *const cli_tty_names[3];
 
-/* cfg as JSON in the same schema, every field written (defaults too): what `config --print`
+/* cfg as JSON in the same schema, every field written (defaults too; the device kinds' keys by
+   their vmm/cli_kinds.c entries): what `config --print`
    shows and what cli_config_load reads back to the same config. 0 or -ENOMEM. */
 __attribute__((warn_unused_result)) int cli_config_print(const struct ringvm_config *cfg, FILE *out);
 

@@ -1,8 +1,9 @@
-/* cli_parse.c: option values from the command line into the library's structs; every malformed value is refused, none guessed. */
+/* cli_parse.c: option values from the command line (sizes, counts, ids, seconds) and the pieces of a device spec; every malformed value is refused, none guessed. */
 #include "vmm/cli_parse.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +74,7 @@ int cli_parse_cpus(const char *s, unsigned int *out, const char **err)
 	return 0;
 }
 
-/* Decimal digits only, lo..hi: 0 or -EINVAL. */
-static int cli_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
+int cli_spec_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
 {
 	if (!isdigit((unsigned char)s[0]))
 		return -EINVAL;
@@ -87,14 +87,21 @@ static int cli_uint(const char *s, unsigned long long lo, unsigned long long hi,
 	return 0;
 }
 
-static int cli_bad(const char **err, const char *msg)
+int cli_spec_bad(const char **err, const char *msg)
 {
 	*err = msg;
 	return -EINVAL;
 }
 
-/* The next ",option" of a spec, cut at its end; NULL after the last. */
-static char *cli_next_option(char **rest)
+char *cli_spec_copy(const char *arg, char *err, size_t errlen)
+{
+	char *p = strdup(arg);
+	if (!p)
+		snprintf(err, errlen, "out of memory");
+	return p;
+}
+
+char *cli_spec_next(char **rest)
 {
 	char *opt = *rest;
 	if (!opt)
@@ -106,158 +113,12 @@ static char *cli_next_option(char **rest)
 	return opt;
 }
 
-static int cli_disk_option(char *opt, struct ringvm_disk *d, const char **err)
-{
-	unsigned long long v;
-	if (!strcmp(opt, "readonly")) {
-		d->readonly = true;
-	} else if (!strncmp(opt, "queues=", 7)) {
-		if (cli_uint(opt + 7, 1, RINGVM_MAX_QUEUES, &v))
-			return cli_bad(err, "queues= must be a number from 1 to 16");
-		d->queues = (unsigned int)v;
-	} else if (!strncmp(opt, "poll_us=", 8)) {
-		if (cli_uint(opt + 8, 0, RINGVM_MAX_POLL_US, &v))
-			return cli_bad(err, "poll_us= must be a number from 0 to 1000");
-		d->poll_us = (unsigned int)v;
-		d->poll_us_set = true; /* 0 too: it overrides serve's --poll-us */
-	} else if (!strcmp(opt, "direct=on") || !strcmp(opt, "direct=off")) {
-		d->direct = opt[8] == 'n';
-	} else if (!strncmp(opt, "direct=", 7)) {
-		return cli_bad(err, "direct= must be on or off");
-	} else if (!strncmp(opt, "id=", 3)) {
-		d->id = opt + 3; /* its characters are ringvm_config_check's */
-	} else if (!opt[0]) {
-		return cli_bad(err, "empty option (two commas in a row?)");
-	} else {
-		return cli_bad(err, "unknown option (expected readonly, queues=N, direct=on|off, "
-				    "id=STRING, poll_us=N)");
-	}
-	return 0;
-}
-
-int cli_parse_disk(char *spec, struct ringvm_disk *out, const char **err)
-{
-	memset(out, 0, sizeof(*out));
-	char *rest = spec;
-	char *path = cli_next_option(&rest);
-	if (!path[0])
-		return cli_bad(err, "missing file name (PATH[,readonly][,queues=N][,direct=on|off]"
-				    "[,id=STRING][,poll_us=N])");
-	out->path = path;
-	for (char *opt; (opt = cli_next_option(&rest));) {
-		int ret = cli_disk_option(opt, out, err);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* name=VALUE among a table of names: the index, or -1. */
-static int cli_pick(const char *value, const char *const *names, int n)
+int cli_spec_pick(const char *value, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(value, names[i]))
 			return i;
 	return -1;
-}
-
-static int cli_share_option(char *opt, struct ringvm_share *s, const char **err)
-{
-	/* In the order of enum ringvm_cache and enum ringvm_xattr. */
-	static const char *const caches[] = { "auto", "always", "never" };
-	static const char *const xattrs[] = { "user", "none", "security", "all" };
-	unsigned long long v;
-	int i;
-	if (!strcmp(opt, "readonly") || !strcmp(opt, "ro")) {
-		s->readonly = true;
-	} else if (!strncmp(opt, "cache=", 6)) {
-		if ((i = cli_pick(opt + 6, caches, 3)) < 0)
-			return cli_bad(err, "cache= must be auto, always or never");
-		s->cache = (enum ringvm_cache)i;
-	} else if (!strncmp(opt, "tag=", 4)) {
-		s->tag = opt + 4; /* its characters are ringvm_config_check's */
-	} else if (!strcmp(opt, "dev")) {
-		s->dev = true;
-	} else if (!strcmp(opt, "suid")) {
-		s->suid = true;
-	} else if (!strcmp(opt, "allow_direct_io")) {
-		s->allow_direct_io = true;
-	} else if (!strncmp(opt, "xattr=", 6)) {
-		if ((i = cli_pick(opt + 6, xattrs, 4)) < 0)
-			return cli_bad(err, "xattr= must be user, none, security or all");
-		s->xattr = (enum ringvm_xattr)i;
-	} else if (!strncmp(opt, "queues=", 7)) {
-		if (cli_uint(opt + 7, 1, RINGVM_MAX_QUEUES, &v))
-			return cli_bad(err, "queues= must be 1..16");
-		s->queues = (unsigned int)v;
-	} else {
-		return cli_bad(err, "unknown option (readonly, cache=, tag=, queues=, dev, suid, xattr=, "
-				    "allow_direct_io)");
-	}
-	return 0;
-}
-
-int cli_parse_share(char *spec, struct ringvm_share *out, const char **err)
-{
-	memset(out, 0, sizeof(*out));
-	char *colon = strchr(spec, ':');
-	if (!colon || colon == spec)
-		return cli_bad(err, "expected HOSTDIR:GUESTDIR[,options]");
-	*colon = '\0';
-	out->host_dir = spec;
-	char *rest = colon + 1;
-	out->guest_dir = cli_next_option(&rest);
-	if (out->guest_dir[0] != '/')
-		return cli_bad(err, "GUESTDIR must be an absolute path");
-	for (char *opt; (opt = cli_next_option(&rest));) {
-		int ret = cli_share_option(opt, out, err);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-int cli_parse_root(char *spec, struct ringvm_root *out, const char **err)
-{
-	memset(out, 0, sizeof(*out));
-	char *rest = spec;
-	out->host_dir = cli_next_option(&rest);
-	if (!out->host_dir[0])
-		return cli_bad(err, "expected HOSTDIR[,rw]");
-	if (rest && !strcmp(rest, "rw"))
-		out->writable = true;
-	else if (rest)
-		return cli_bad(err, "the only --root option is ,rw");
-	return 0;
-}
-
-int cli_parse_fs_limits(const char *spec, struct ringvm_fs_limits *out, const char **err)
-{
-	static const char usage[] = "expected fds=N,dir_buffers=N with N in 1..1073741824";
-	memset(out, 0, sizeof(*out));
-	const char *opt = spec;
-	while (*opt) {
-		const char *next = strchr(opt, ',');
-		size_t n = next ? (size_t)(next - opt) : strlen(opt);
-		char buf[32];
-		if (n >= sizeof(buf))
-			return cli_bad(err, usage);
-		memcpy(buf, opt, n);
-		buf[n] = '\0';
-		unsigned long long v;
-		if (!strncmp(buf, "fds=", 4) && !cli_uint(buf + 4, 1, RINGVM_MAX_FS_LIMIT, &v))
-			out->fds = v;
-		else if (!strncmp(buf, "dir_buffers=", 12) && !cli_uint(buf + 12, 1, RINGVM_MAX_FS_LIMIT, &v))
-			out->dir_buffers = v;
-		else
-			return cli_bad(err, usage);
-		if (!next)
-			break;
-		opt = next + 1;
-	}
-	if (!out->fds && !out->dir_buffers)
-		return cli_bad(err, usage);
-	return 0;
 }
 
 /* A decimal id: digits only, below 2^32 - 1 (the kernel's "unchanged"); end is where it stops. */

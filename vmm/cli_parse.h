@@ -1,7 +1,8 @@
-/* cli_parse.h: the CLI's option values (sizes, counts, --disk/--share/--root/--fs-limits specs), pure and tested. */
+/* cli_parse.h: the CLI's option values (sizes, counts, ids, seconds) and spec pieces for the kinds' parsers, pure and tested. */
 #ifndef RINGVM_CLI_PARSE_H
 #define RINGVM_CLI_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "include/ringvm.h"
@@ -13,26 +14,27 @@ __attribute__((warn_unused_result)) int cli_parse_size(const char *s, uint64_t *
 __attribute__((warn_unused_result)) int cli_parse_cpus(const char *s, unsigned int *out, const char **err);
 
 /*
- * The spec parsers below cut spec in place (commas and the ':' become NULs) and point the struct's
- * strings into it: spec must be a writable copy that outlives the struct. Each zeroes *out first,
- * checks the syntax and the ranges the struct cannot express (queues=0), and leaves the rest to
- * ringvm_config_check(). 0, or -EINVAL with *err a static one-line reason.
+ * The pieces of a device spec ("PATH,readonly,queues=4"), for the kinds' spec parsers
+ * (devices/NAME/NAME_cli.c). Those cut the spec in place (commas become NULs) and point the
+ * struct's strings into it, so they take a writable copy that outlives the struct.
  */
 
-/* --disk PATH[,readonly][,queues=N][,direct=on|off][,id=STRING][,poll_us=N] */
-__attribute__((warn_unused_result)) int cli_parse_disk(char *spec, struct ringvm_disk *out, const char **err);
+/* The next ",option" of a spec at *rest, cut at its end (*rest moves past it); NULL after the last. */
+char *cli_spec_next(char **rest);
 
-/* --share HOSTDIR:GUESTDIR[,readonly|ro][,cache=auto|always|never][,tag=NAME][,queues=N][,dev][,suid]
-   [,xattr=user|none|security|all][,allow_direct_io] */
-__attribute__((warn_unused_result)) int cli_parse_share(char *spec, struct ringvm_share *out,
-							const char **err);
+/* Decimal digits only (no sign, no space), lo..hi: 0 with *out, or -EINVAL. */
+__attribute__((warn_unused_result)) int cli_spec_uint(const char *s, unsigned long long lo, unsigned long long hi,
+						      unsigned long long *out);
 
-/* --root HOSTDIR[,rw] */
-__attribute__((warn_unused_result)) int cli_parse_root(char *spec, struct ringvm_root *out, const char **err);
+/* value's index among names[0..n), or -1. */
+int cli_spec_pick(const char *value, const char *const *names, int n);
 
-/* --fs-limits fds=N,dir_buffers=N (either may be left out, not both; N in 1..2^30). Does not cut. */
-__attribute__((warn_unused_result)) int cli_parse_fs_limits(const char *spec, struct ringvm_fs_limits *out,
-							    const char **err);
+/* A writable copy of an option's value for a spec parser to cut (the value stays whole for the
+   messages), or NULL with "out of memory" in err. The caller frees it once nothing points into it. */
+char *cli_spec_copy(const char *arg, char *err, size_t errlen);
+
+/* *err = msg; returns -EINVAL (a parser's refusal in one line). */
+int cli_spec_bad(const char **err, const char *msg);
 
 /* A user or group id 0..2^32-2 (-1 means "unchanged" to the kernel: refused). 0, or -EINVAL with
    *err. */

@@ -15,14 +15,15 @@
 #include "include/ringvm.h"
 #include "vmm/cli.h"
 #include "vmm/cli_config.h"
+#include "vmm/cli_kind.h"
 #include "vmm/cli_parse.h"
 #include "vmm/cli_tree.h"
 #include "vmm/jail.h"
 
+/* The general options, then each device kind's (vmm/cli_kinds.c), then the rest. */
 static void usage_run(FILE *f)
 {
-	fprintf(f,
-		"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
+	fputs(	"usage: ringvm run [OPTIONS] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"Boot a Linux guest and run COMMAND as its only job; ringvm exits with COMMAND's exit\n"
 		"status (128+N if a signal N killed it). COMMAND reads ringvm's stdin and writes its\n"
@@ -39,21 +40,12 @@ static void usage_run(FILE *f)
 		"  -i, --initrd PATH     initramfs (default: ringvm's guest initramfs; 'none' for none)\n"
 		"  -c, --cmdline TEXT    appended to the kernel command line\n"
 		"  -p, --cpus N          vCPUs, 1-255 (default 1)\n"
-		"  -m, --memory SIZE     guest RAM, K/M/G/T suffixes, 64M-1T (default 512M)\n"
-		"  -d, --disk SPEC       a virtio-blk disk: PATH[,readonly][,queues=N][,direct=on|off]\n"
-		"                        [,id=STRING]; repeat for /dev/vdb, /dev/vdc, ...\n"
-		"  -s, --share SPEC      a host directory over virtio-fs: HOSTDIR:GUESTDIR[,readonly]\n"
-		"                        [,cache=auto|always|never][,tag=NAME][,queues=N][,dev][,suid]\n"
-		"                        [,xattr=user|none|security|all][,allow_direct_io]; repeatable.\n"
-		"                        dev: allow device nodes; suid: keep setuid/setgid bits; xattr:\n"
-		"                        namespaces passed (default user: user.* and POSIX ACLs);\n"
-		"                        allow_direct_io: the guest's O_DIRECT is O_DIRECT on the host\n"
-		"  -r, --root HOSTDIR[,rw]  boot with HOSTDIR as the guest's root over virtio-fs,\n"
-		"                        read-only under a tmpfs overlay (rw: writes go through)\n"
-		"      --fs-limits fds=N,dir_buffers=N  what all shares together may hold on the\n"
-		"                        host: fds (inodes the guest holds + open files; default the\n"
-		"                        fd limit less 1024, at most 2^20) and 8 KiB directory buffers\n"
-		"                        (default 2048 = 16 MiB); past them the guest gets ENFILE\n"
+		"  -m, --memory SIZE     guest RAM, K/M/G/T suffixes, 64M-1T (default 512M)\n",
+		f);
+	for (unsigned int k = 0; k < nr_cli_kinds; k++)
+		for (unsigned int i = 0; i < cli_kinds[k]->nr_options; i++)
+			fputs(cli_kinds[k]->options[i].help, f);
+	fprintf(f,
 		"  -e, --env NAME=VALUE  COMMAND's environment: NAME=VALUE over a small default (PATH,\n"
 		"                        HOME, TERM); repeatable\n"
 		"  -w, --workdir DIR     COMMAND's working directory (absolute; default /)\n"
@@ -135,35 +127,12 @@ static void print_timing(const struct ringvm_result *res)
 		ms_since_start(res->t_first_run), ms_since_start(res->t_init), ms_since_start(res->t_end));
 }
 
-/* A spec option's value, copied (the parsers cut it in place) and freed at exit. */
-struct spec_copies {
-	char *p[2 * RINGVM_MAX_DEVICES + 2];
-	unsigned int n;
-};
-
-static char *spec_copy(struct spec_copies *c, const char *opt, const char *spec)
-{
-	if (c->n == sizeof(c->p) / sizeof(c->p[0]))
-		die("%s: too many devices (at most %d)", opt, RINGVM_MAX_DEVICES);
-	char *p = strdup(spec);
-	if (!p)
-		die("out of memory");
-	return c->p[c->n++] = p;
-}
-
-static void spec_free(struct spec_copies *c)
-{
-	while (c->n)
-		free(c->p[--c->n]);
-}
-
 /* Everything a run's config points into, alive until the run is over. */
 struct cli_run {
 	struct ringvm_config cfg;
 	struct cli_config_file file;
-	struct ringvm_disk disks[RINGVM_MAX_DEVICES];
-	struct ringvm_share shares[RINGVM_MAX_DEVICES];
-	struct spec_copies copies;
+	void **kind_state; /* each device kind's options (cli_kind.state_size bytes), in cli_kinds order */
+	struct ringvm_share tree_shares[RINGVM_MAX_DEVICES]; /* --kernel TREE: the given shares and its own */
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	const char *env[RINGVM_MAX_ENV];
 	struct cli_tree tree; /* --kernel TREE: what the config points into */
@@ -176,12 +145,9 @@ struct cli_run {
 /* The options as given, before the file's fields are known: they are applied over it. */
 struct run_opts {
 	const char *config, *kernel, *initrd, *cmdline;
-	bool cpus_set, memory_set, fs_limits_set, verbose;
+	bool cpus_set, memory_set, verbose;
 	unsigned int cpus;
 	uint64_t memory;
-	struct ringvm_fs_limits fs_limits;
-	struct ringvm_root root;
-	unsigned int nr_disks, nr_shares;
 	unsigned int nr_env;
 	const char *workdir;
 	bool set_user;
@@ -202,45 +168,112 @@ static void tree_setup(struct cli_run *r, const char *dir)
 	char helper_buf[PATH_MAX], init_buf[PATH_MAX], msg[RINGVM_ERR_MAX];
 	const char *helper = default_guest_file("tree-initramfs.sh", helper_buf, sizeof(helper_buf));
 	const char *init = default_guest_file("init", init_buf, sizeof(init_buf));
-	/* The tree's shares join the given ones (options' or the file's) in r->shares. */
+	/* The tree's shares join the given ones (options' or the file's) in r->tree_shares. */
 	unsigned int n = cfg->nr_shares;
-	if (n && cfg->shares != r->shares && n <= RINGVM_MAX_DEVICES)
-		memcpy(r->shares, cfg->shares, n * sizeof(r->shares[0]));
+	if (n && n <= RINGVM_MAX_DEVICES)
+		memcpy(r->tree_shares, cfg->shares, n * sizeof(r->tree_shares[0]));
 	if (n > RINGVM_MAX_DEVICES ||
 	    cli_tree_setup(&r->tree, dir, cfg, cfg->nr_disks, ringvm_config_wants_streams(cfg), r->file.initrd_set,
-			   r->shares, &n, RINGVM_MAX_DEVICES, helper, init, msg, sizeof(msg)))
+			   r->tree_shares, &n, RINGVM_MAX_DEVICES, helper, init, msg, sizeof(msg)))
 		die("%s", n > RINGVM_MAX_DEVICES ? "too many shares" : msg);
-	cfg->shares = r->shares;
+	cfg->shares = r->tree_shares;
 	cfg->nr_shares = n;
+}
+
+/* The device kinds' options (vmm/cli_kind.h) as getopt_long sees them: the i-th returns
+   KIND_OPT_BASE + i, or its letter. */
+#define KIND_OPT_BASE 2000
+#define MAX_KIND_OPTS 32
+
+/* getopt_long's tables: the general options, then every kind's. */
+struct run_getopt {
+	struct option longopts[64];
+	char shortopts[96];
+	const struct cli_kind_option *kopt[MAX_KIND_OPTS];
+	unsigned int kind[MAX_KIND_OPTS]; /* kopt[i]'s index in cli_kinds */
+	unsigned int nr_kopts;
+};
+
+static void run_getopt_init(struct run_getopt *g)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' }, { "initrd", required_argument, NULL, 'i' },
+		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
+		{ "timing", no_argument, NULL, 1000 },
+		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
+		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
+		{ "config", required_argument, NULL, 'C' },
+		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
+		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
+		{ "gid", required_argument, NULL, 'G' },    { "stop-timeout", required_argument, NULL, 1002 },
+		{ "print", no_argument, NULL, 'P' },
+	};
+	const unsigned int nr_opts = sizeof(opts) / sizeof(opts[0]);
+	memset(g, 0, sizeof(*g));
+	memcpy(g->longopts, opts, sizeof(opts));
+	strcpy(g->shortopts, "+:k:i:c:p:m:vhtTe:w:u:");
+	for (unsigned int k = 0; k < nr_cli_kinds; k++) {
+		for (unsigned int i = 0; i < cli_kinds[k]->nr_options; i++) {
+			const struct cli_kind_option *ko = &cli_kinds[k]->options[i];
+			unsigned int n = g->nr_kopts;
+			/* The table's own mistakes, found by any run (tests/boot/cli.sh runs many). */
+			bool taken = false;
+			for (unsigned int j = 0; j < nr_opts + n; j++)
+				taken |= !strcmp(g->longopts[j].name, ko->name);
+			if (taken || n == MAX_KIND_OPTS || nr_opts + n + 1 >= sizeof(g->longopts) / sizeof(g->longopts[0]) ||
+			    (ko->letter && strchr(g->shortopts, ko->letter)) ||
+			    strlen(g->shortopts) + 3 > sizeof(g->shortopts))
+				die("internal: the option table cannot take %s's --%s", cli_kinds[k]->name, ko->name);
+			g->kopt[n] = ko;
+			g->kind[n] = k;
+			g->longopts[nr_opts + n] = (struct option){ ko->name, ko->has_arg, NULL,
+								    ko->letter ? ko->letter : KIND_OPT_BASE + (int)n };
+			if (ko->letter) {
+				char add[3] = { ko->letter, ko->has_arg == required_argument ? ':' : '\0', '\0' };
+				strcat(g->shortopts, add);
+			}
+			g->nr_kopts++;
+		}
+	}
+}
+
+/* Which kind option getopt_long's c is, or -1. */
+static int run_getopt_kind(const struct run_getopt *g, int c)
+{
+	for (unsigned int i = 0; i < g->nr_kopts; i++)
+		if (c == (g->kopt[i]->letter ? g->kopt[i]->letter : KIND_OPT_BASE + (int)i))
+			return (int)i;
+	return -1;
 }
 
 /* Parse `ringvm run`'s options (or `config --print`'s: the same) into r->cfg; dies on bad input.
    Returns 1 when --help was printed, else 0. */
 static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 {
-	static const struct option opts[] = {
-		{ "kernel", required_argument, NULL, 'k' }, { "initrd", required_argument, NULL, 'i' },
-		{ "cmdline", required_argument, NULL, 'c' }, { "cpus", required_argument, NULL, 'p' },
-		{ "memory", required_argument, NULL, 'm' }, { "disk", required_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "timing", no_argument, NULL, 1000 },      { "share", required_argument, NULL, 's' },
-		{ "tty", no_argument, NULL, 't' },          { "no-tty", no_argument, NULL, 'T' },
-		{ "env", required_argument, NULL, 'e' },    { "workdir", required_argument, NULL, 'w' },
-		{ "user", required_argument, NULL, 'u' },   { "timeout", required_argument, NULL, 1001 },
-		{ "root", required_argument, NULL, 'r' },   { "config", required_argument, NULL, 'C' },
-		{ "gdb", required_argument, NULL, 'g' },    { "gdb-wait", no_argument, NULL, 'W' },
-		{ "fs-limits", required_argument, NULL, 'L' },
-		{ "jail", no_argument, NULL, 'J' },         { "uid", required_argument, NULL, 'U' },
-		{ "gid", required_argument, NULL, 'G' },    { "stop-timeout", required_argument, NULL, 1002 },
-		{ "print", no_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct run_getopt g;
+	run_getopt_init(&g);
+	r->kind_state = calloc(nr_cli_kinds, sizeof(*r->kind_state));
+	for (unsigned int k = 0; r->kind_state && k < nr_cli_kinds; k++)
+		if (!(r->kind_state[k] = calloc(1, cli_kinds[k]->state_size)))
+			die("out of memory");
+	if (!r->kind_state)
+		die("out of memory");
+	char msg[RINGVM_ERR_MAX];
 	struct run_opts o = { 0 };
 	const char *err;
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:k:i:c:p:m:d:s:r:vhtTe:w:u:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		int k = run_getopt_kind(&g, c);
+		if (k >= 0) {
+			if (g.kopt[k]->parse(r->kind_state[g.kind[k]], optarg, msg, sizeof(msg)))
+				die("%s", msg);
+			continue;
+		}
 		switch (c) {
 		case 'C':
 			o.config = optarg;
@@ -263,31 +296,6 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 			if (cli_parse_size(optarg, &o.memory, &err))
 				die("--memory %s: %s", optarg, err);
 			o.memory_set = true;
-			break;
-		case 'd':
-			if (o.nr_disks == RINGVM_MAX_DEVICES)
-				die("--disk: too many disks (at most %d devices)", RINGVM_MAX_DEVICES);
-			if (cli_parse_disk(spec_copy(&r->copies, "--disk", optarg), &r->disks[o.nr_disks], &err))
-				die("--disk %s: %s", optarg, err);
-			o.nr_disks++;
-			break;
-		case 's':
-			if (o.nr_shares == RINGVM_MAX_DEVICES)
-				die("--share: too many shares (at most %d devices)", RINGVM_MAX_DEVICES);
-			if (cli_parse_share(spec_copy(&r->copies, "--share", optarg), &r->shares[o.nr_shares], &err))
-				die("--share %s: %s", optarg, err);
-			o.nr_shares++;
-			break;
-		case 'r':
-			if (o.root.host_dir)
-				die("--root given twice");
-			if (cli_parse_root(spec_copy(&r->copies, "--root", optarg), &o.root, &err))
-				die("--root %s: %s", optarg, err);
-			break;
-		case 'L':
-			if (cli_parse_fs_limits(optarg, &o.fs_limits, &err))
-				die("--fs-limits %s: %s", optarg, err);
-			o.fs_limits_set = true;
 			break;
 		case 'v':
 			o.verbose = true;
@@ -365,7 +373,6 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 	struct ringvm_config *cfg = &r->cfg;
 	ringvm_config_init(cfg);
 	cfg->handle_signals = true;
-	char msg[RINGVM_ERR_MAX];
 	if (o.config && cli_config_load(o.config, cfg, &r->file, msg, sizeof(msg)))
 		die("%s", msg);
 	if (o.kernel)
@@ -380,22 +387,8 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 		cfg->cpus = o.cpus;
 	if (o.memory_set)
 		cfg->memory = o.memory;
-	if (o.nr_disks) {
-		cfg->disks = r->disks;
-		cfg->nr_disks = o.nr_disks;
-	}
-	if (o.nr_shares) {
-		cfg->shares = r->shares;
-		cfg->nr_shares = o.nr_shares;
-	}
-	if (o.root.host_dir)
-		cfg->root = o.root;
-	if (o.fs_limits_set) {
-		if (o.fs_limits.fds)
-			cfg->fs_limits.fds = o.fs_limits.fds;
-		if (o.fs_limits.dir_buffers)
-			cfg->fs_limits.dir_buffers = o.fs_limits.dir_buffers;
-	}
+	for (unsigned int k = 0; k < nr_cli_kinds; k++)
+		cli_kinds[k]->apply(r->kind_state[k], cfg);
 	if (o.verbose)
 		cfg->verbose = true;
 	if (optind < argc) {
@@ -444,7 +437,13 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 static void run_free(struct cli_run *r)
 {
 	cli_tree_close(&r->tree);
-	spec_free(&r->copies);
+	for (unsigned int k = 0; r->kind_state && k < nr_cli_kinds; k++) {
+		if (r->kind_state[k])
+			cli_kinds[k]->free(r->kind_state[k]);
+		free(r->kind_state[k]);
+	}
+	free(r->kind_state);
+	r->kind_state = NULL;
 	cli_config_free(&r->file);
 }
 

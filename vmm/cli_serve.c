@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vmm/cli.h"
+#include "devices/blk/blk_cli.h"
 #include "vmm/cli_parse.h"
 #include "include/ringvm.h"
 
@@ -192,7 +193,7 @@ int cmd_serve(int argc, char **argv)
 			disk_spec = strdup(optarg);
 			if (!disk_spec)
 				die("out of memory");
-			if (cli_parse_disk(disk_spec, &cfg.disk, &why))
+			if (blk_cli_parse_disk(disk_spec, &cfg.disk, &why))
 				die("--disk %s: %s", optarg, why);
 			break;
 		}

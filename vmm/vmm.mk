@@ -3,9 +3,12 @@ LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/vcpu_state.c vmm/s
 	vmm/kcmdline.c vmm/config.c \
 	vmm/ringvm.c vmm/serve.c vmm/seccomp.c vmm/privilege.c vmm/errmsg.c vmm/unix_sock.c
 # The CLI: option and spec parsing, the JSON configuration file (json-c: the CLI's alone, not the
-# library's), run/config and serve, --jail.
+# library's), run/config and serve, --jail. The device kinds' CLI parts (cli_kind.h: each kind's
+# options and JSON keys, in its folder) join CLI_KIND_SRCS from the devices' fragments, with the
+# table that lists them; the CLI is linked with them, libringvm never.
 CLI_SRCS += vmm/main.c vmm/cli_run.c vmm/cli_serve.c vmm/cli_parse.c vmm/cli_config.c vmm/cli_config_print.c \
 	vmm/jail.c
+CLI_KIND_SRCS := vmm/cli_kinds.c vmm/cli_json.c
 CLI_LDLIBS := -ljson-c
 DEPS_PKGS += libjson-c-dev
 

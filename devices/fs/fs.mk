@@ -10,3 +10,5 @@ FS_DEV_SRCS := devices/fs/fs_config.c devices/fs/virtio_fs.c
 LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS) devices/fs/fs_kind.c
 # virtiofs speaks FUSE; overlay puts a tmpfs over a read-only ringvm.root= share.
 KIND_GUEST_MODULES += virtiofs fuse overlay
+# Its part in the CLI only (vmm/cli_kind.h: --share, --root, --fs-limits and their JSON keys).
+CLI_KIND_SRCS += devices/fs/fs_cli.c

@@ -5,28 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli_parse.h"
+#include "devices/blk/blk_cli.h"
+#include "devices/fs/fs_cli.h"
 
 /* Each kind's two steps: the CLI's parser into the public struct, the library's check into the
    device's config. */
 static int blk_steps(char *copy, void *out, const char **why)
 {
 	struct ringvm_disk d;
-	int ret = cli_parse_disk(copy, &d, why);
+	int ret = blk_cli_parse_disk(copy, &d, why);
 	return ret ? ret : blk_config_from(&d, out, why);
 }
 
 static int share_steps(char *copy, void *out, const char **why)
 {
 	struct ringvm_share s;
-	int ret = cli_parse_share(copy, &s, why);
+	int ret = fs_cli_parse_share(copy, &s, why);
 	return ret ? ret : fs_config_from(&s, out, why);
 }
 
 static int root_steps(char *copy, void *out, const char **why)
 {
 	struct ringvm_root r;
-	int ret = cli_parse_root(copy, &r, why);
+	int ret = fs_cli_parse_root(copy, &r, why);
 	return ret ? ret : fs_config_root(&r, out, why);
 }
 

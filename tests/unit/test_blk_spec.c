@@ -12,7 +12,7 @@
 #include "devices/blk/blk.h"
 #include "include/ringvm.h"
 #include "tests/support/spec.h"
-#include "vmm/cli_parse.h"
+#include "devices/blk/blk_cli.h"
 #include "tests/unit/tap.h"
 
 static void test_parse(void)
@@ -193,7 +193,7 @@ static void test_poll_choice(void)
 		struct ringvm_disk d;
 		const char *why = NULL;
 		snprintf(spec, sizeof(spec), "%s", cases[i].spec);
-		int ret = cli_parse_disk(spec, &d, &why);
+		int ret = blk_cli_parse_disk(spec, &d, &why);
 		TAP_CHECK(ret == 0 && blk_disk_poll_us(&d, 50) == cases[i].want, cases[i].what);
 	}
 	/* The typed disk on its own: zeroed is unset; poll_us_set makes 0 a choice; ringvm_run's

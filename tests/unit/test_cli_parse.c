@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "tests/unit/tap.h"
+#include "devices/blk/blk_cli.h"
+#include "devices/fs/fs_cli.h"
 #include "vmm/cli_parse.h"
 
 static int size_is(const char *s, uint64_t want)
@@ -27,13 +29,13 @@ static void test_specs(void)
 	const char *err = NULL;
 	struct ringvm_share sh;
 	snprintf(spec, sizeof(spec), "/srv/data:/data,readonly,cache=never,queues=4,tag=t1,dev,suid,xattr=all,allow_direct_io");
-	TAP_CHECK(cli_parse_share(spec, &sh, &err) == 0 && !strcmp(sh.host_dir, "/srv/data") &&
+	TAP_CHECK(fs_cli_parse_share(spec, &sh, &err) == 0 && !strcmp(sh.host_dir, "/srv/data") &&
 			  !strcmp(sh.guest_dir, "/data") && sh.readonly && sh.cache == RINGVM_CACHE_NEVER &&
 			  sh.queues == 4 && !strcmp(sh.tag, "t1") && sh.dev && sh.suid &&
 			  sh.xattr == RINGVM_XATTR_ALL && sh.allow_direct_io,
 		  "--share: every option lands in its field");
 	snprintf(spec, sizeof(spec), "/a:/b");
-	TAP_CHECK(cli_parse_share(spec, &sh, &err) == 0 && !sh.tag && sh.queues == 0 && !sh.readonly &&
+	TAP_CHECK(fs_cli_parse_share(spec, &sh, &err) == 0 && !sh.tag && sh.queues == 0 && !sh.readonly &&
 			  sh.cache == RINGVM_CACHE_AUTO && sh.xattr == RINGVM_XATTR_USER,
 		  "--share: defaults are the zeroed struct's");
 	static const char *const bad_shares[] = { "/a", ":/b", "/a:b", "/a:/b,cache=sometimes",
@@ -43,7 +45,7 @@ static void test_specs(void)
 	for (size_t i = 0; i < sizeof(bad_shares) / sizeof(bad_shares[0]); i++) {
 		snprintf(spec, sizeof(spec), "%s", bad_shares[i]);
 		err = NULL;
-		if (cli_parse_share(spec, &sh, &err) != -EINVAL || !err) {
+		if (fs_cli_parse_share(spec, &sh, &err) != -EINVAL || !err) {
 			printf("# accepted: %s\n", bad_shares[i]);
 			all = false;
 		}
@@ -52,35 +54,35 @@ static void test_specs(void)
 
 	struct ringvm_root r;
 	snprintf(spec, sizeof(spec), "/srv,rw");
-	TAP_CHECK(cli_parse_root(spec, &r, &err) == 0 && !strcmp(r.host_dir, "/srv") && r.writable,
+	TAP_CHECK(fs_cli_parse_root(spec, &r, &err) == 0 && !strcmp(r.host_dir, "/srv") && r.writable,
 		  "--root HOSTDIR,rw");
 	snprintf(spec, sizeof(spec), "/");
-	TAP_CHECK(cli_parse_root(spec, &r, &err) == 0 && !r.writable, "--root read-only by default");
+	TAP_CHECK(fs_cli_parse_root(spec, &r, &err) == 0 && !r.writable, "--root read-only by default");
 	snprintf(spec, sizeof(spec), "/srv,xx");
-	TAP_CHECK(cli_parse_root(spec, &r, &err) == -EINVAL && err, "--root bad option refused");
+	TAP_CHECK(fs_cli_parse_root(spec, &r, &err) == -EINVAL && err, "--root bad option refused");
 	snprintf(spec, sizeof(spec), ",rw");
-	TAP_CHECK(cli_parse_root(spec, &r, &err) == -EINVAL && err, "--root without a directory refused");
+	TAP_CHECK(fs_cli_parse_root(spec, &r, &err) == -EINVAL && err, "--root without a directory refused");
 
 	struct ringvm_disk d;
 	snprintf(spec, sizeof(spec), "/a/b.img,readonly,queues=4,direct=on,id=disk-1,poll_us=7");
-	TAP_CHECK(cli_parse_disk(spec, &d, &err) == 0 && !strcmp(d.path, "/a/b.img") && d.readonly &&
+	TAP_CHECK(blk_cli_parse_disk(spec, &d, &err) == 0 && !strcmp(d.path, "/a/b.img") && d.readonly &&
 			  d.queues == 4 && d.direct && !strcmp(d.id, "disk-1") && d.poll_us == 7,
 		  "--disk: every option lands in its field");
 
 	struct ringvm_fs_limits l;
-	TAP_CHECK(cli_parse_fs_limits("fds=5000,dir_buffers=64", &l, &err) == 0 && l.fds == 5000 &&
+	TAP_CHECK(fs_cli_parse_limits("fds=5000,dir_buffers=64", &l, &err) == 0 && l.fds == 5000 &&
 			  l.dir_buffers == 64,
 		  "--fs-limits fds=5000,dir_buffers=64");
-	TAP_CHECK(cli_parse_fs_limits("dir_buffers=1", &l, &err) == 0 && l.fds == 0 && l.dir_buffers == 1,
+	TAP_CHECK(fs_cli_parse_limits("dir_buffers=1", &l, &err) == 0 && l.fds == 0 && l.dir_buffers == 1,
 		  "--fs-limits dir_buffers=1 alone");
-	TAP_CHECK(cli_parse_fs_limits("fds=1073741824", &l, &err) == 0 && l.fds == 1ULL << 30,
+	TAP_CHECK(fs_cli_parse_limits("fds=1073741824", &l, &err) == 0 && l.fds == 1ULL << 30,
 		  "--fs-limits 2^30 is the largest");
-	TAP_CHECK(cli_parse_fs_limits("fds=0", &l, &err) == -EINVAL && err &&
-			  cli_parse_fs_limits("fds=-1", &l, &err) == -EINVAL &&
-			  cli_parse_fs_limits("fds=1x", &l, &err) == -EINVAL &&
-			  cli_parse_fs_limits("fds=1073741825", &l, &err) == -EINVAL &&
-			  cli_parse_fs_limits("files=3", &l, &err) == -EINVAL &&
-			  cli_parse_fs_limits("", &l, &err) == -EINVAL,
+	TAP_CHECK(fs_cli_parse_limits("fds=0", &l, &err) == -EINVAL && err &&
+			  fs_cli_parse_limits("fds=-1", &l, &err) == -EINVAL &&
+			  fs_cli_parse_limits("fds=1x", &l, &err) == -EINVAL &&
+			  fs_cli_parse_limits("fds=1073741825", &l, &err) == -EINVAL &&
+			  fs_cli_parse_limits("files=3", &l, &err) == -EINVAL &&
+			  fs_cli_parse_limits("", &l, &err) == -EINVAL,
 		  "bad --fs-limits values refused");
 }
 

@@ -9,8 +9,9 @@
 
 # Test doubles shared by the device tests: a struct vm over malloc'd RAM, the driver's side of a ring.
 VIRTIO_FAKES := tests/support/fake_vm.c tests/support/fake_ring.c vmm/guest_mem.c
-# Device configs from CLI spec strings (the CLI's parser, then the library's checks).
-SPEC_SRCS := tests/support/spec.c vmm/cli_parse.c devices/blk/blk_spec.c devices/fs/fs_config.c
+# Device configs from CLI spec strings (the CLI's parser, then the library's checks). The kinds' CLI
+# parts bring their JSON code, so a test linking them links json-c (the Makefile's test rule).
+SPEC_SRCS := tests/support/spec.c vmm/cli_parse.c $(CLI_KIND_SRCS) devices/blk/blk_spec.c devices/fs/fs_config.c
 
 # vmm/: memory, boot, config, the CLI's parsers, seccomp, privileges, gdb framing, kconfig.
 UNIT_TESTS += guest_mem boot config cli_parse cli_config cli_tree seccomp privilege gdb_packet kconfig
@@ -18,11 +19,15 @@ test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
 # The typed configuration's checks (the devices' own included).
 test_config_SRCS := $(LIB_SRCS) tests/unit/test_config.c
-test_cli_parse_SRCS := vmm/cli_parse.c tests/unit/test_cli_parse.c
-# The JSON file's loader and printer, with files it writes itself.
-test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c $(LIB_SRCS) \
+# The general values and the kinds' specs (devices/*/NAME_cli.c).
+test_cli_parse_SRCS := vmm/cli_parse.c $(CLI_KIND_SRCS) tests/unit/test_cli_parse.c
+# The JSON file's loader and printer (the kinds' keys included), with files it writes itself.
+test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c $(CLI_KIND_SRCS) $(LIB_SRCS) \
 	tests/unit/test_cli_config.c
-$(B)/tests/test_cli_config: LDLIBS += $(CLI_LDLIBS)
+# The kinds' CLI table itself: options unique, JSON keys named, loaded and printed alike.
+UNIT_TESTS += cli_kinds
+test_cli_kinds_SRCS := vmm/cli_parse.c $(CLI_KIND_SRCS) $(LIB_SRCS) \
+	tests/unit/test_cli_kinds.c
 test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
