@@ -8,6 +8,7 @@
 #include "tests/unit/tap.h"
 #include "vmm/cli_json.h"
 #include "vmm/cli_kind.h"
+#include "devices/kind.h"
 
 /* Does the ", "-separated list hold word? */
 static int listed(const char *list, const char *word)
@@ -52,6 +53,8 @@ static void test_json_keys(void)
 	json_object *wrong = json_object_new_string("wrong type");
 	for (unsigned int k = 0; k < nr_cli_kinds; k++) {
 		const struct cli_kind *kind = cli_kinds[k];
+		if (!kind->json_print && !kind->json_load && !kind->json_keys)
+			continue; /* a kind without keys (the console) */
 		ringvm_config_init(&cfg);
 		cfg.root.host_dir = "/"; /* so the fs kind prints "root" too */
 		json_object *o = json_object_new_object();
@@ -124,8 +127,99 @@ static void test_options_apply(void)
 	}
 }
 
+/* One list (devices/kinds.h) makes both tables: the same kinds, in the same order. */
+static void test_tables_match(void)
+{
+	int same = nr_cli_kinds == nr_device_kinds;
+	for (unsigned int k = 0; same && k < nr_cli_kinds; k++)
+		same = !strcmp(cli_kinds[k]->name, device_kinds[k]->name);
+	int whole = 1;
+	for (unsigned int k = 0; k < nr_cli_kinds; k++) {
+		const struct cli_kind *c = cli_kinds[k];
+		/* What a kind has needs what uses it: options their state, keys their loader and printer. */
+		if ((c->nr_options && (!c->state_size || !c->apply || !c->free)) ||
+		    (!c->json_keys != !c->json_load || !c->json_keys != !c->json_print))
+			whole = 0;
+	}
+	TAP_CHECK(same, "the device kinds and their CLI parts: the same kinds in the same order");
+	TAP_CHECK(whole, "each CLI part has what its options and keys need, and nothing half");
+}
+
+/* What --jail is told to bind: paths as the kinds' host_paths add them. */
+struct paths {
+	char text[512];
+	int fail_at; /* the add call that fails with -E2BIG; 0: none */
+	int calls;
+};
+
+static int add_path(void *arg, const char *path, bool readonly)
+{
+	struct paths *p = arg;
+	if (++p->calls == p->fail_at)
+		return -E2BIG;
+	snprintf(p->text + strlen(p->text), sizeof(p->text) - strlen(p->text), "%s%s;", path,
+		 readonly ? ":ro" : "");
+	return 0;
+}
+
+/* Every kind's host paths for cfg, in table order, into p (0 or the first error, err set). */
+static int all_paths(const struct ringvm_config *cfg, struct paths *p, char *err, size_t errlen)
+{
+	for (unsigned int k = 0; k < nr_device_kinds; k++) {
+		if (!device_kinds[k]->host_paths)
+			continue;
+		int ret = device_kinds[k]->host_paths(cfg, add_path, p, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void test_host_paths(void)
+{
+	struct ringvm_disk disks[2] = { { .path = "a.img", .readonly = true }, { .path = "/dev/vdz" } };
+	struct ringvm_share shares[2] = { { .host_dir = "/srv/x", .guest_dir = "/x", .readonly = true },
+					  { .host_dir = "rel", .guest_dir = "/y" } };
+	struct ringvm_config cfg;
+	ringvm_config_init(&cfg);
+	cfg.disks = disks;
+	cfg.nr_disks = 2;
+	cfg.shares = shares;
+	cfg.nr_shares = 2;
+	cfg.root.host_dir = "/srv/root";
+	char err[RINGVM_ERR_MAX] = "";
+	struct paths p = { "", 0, 0 };
+	int ret = all_paths(&cfg, &p, err, sizeof(err));
+	TAP_CHECK(ret == 0 && !strcmp(p.text, "a.img:ro;/dev/vdz;/srv/x:ro;rel;/srv/root:ro;"),
+		  "--jail binds every disk, share and the root, read-only where the device is");
+	cfg.root.writable = true;
+	memset(&p, 0, sizeof(p));
+	ret = all_paths(&cfg, &p, err, sizeof(err));
+	TAP_CHECK(ret == 0 && strstr(p.text, "/srv/root;"), "... a writable root bound writable");
+	memset(&p, 0, sizeof(p));
+	p.fail_at = 2;
+	ret = all_paths(&cfg, &p, err, sizeof(err));
+	TAP_CHECK(ret == -E2BIG && p.calls == 2, "the jail's own error stops the kind and comes back as it is");
+	shares[1].host_dir = "/";
+	memset(&p, 0, sizeof(p));
+	ret = all_paths(&cfg, &p, err, sizeof(err));
+	TAP_CHECK(ret == -EINVAL && !strcmp(err, "--share /: a share of / leaves nothing outside the jail"),
+		  "a share of / is refused by the fs kind, naming --share");
+	shares[1].host_dir = "rel";
+	cfg.root.host_dir = "/";
+	memset(&p, 0, sizeof(p));
+	ret = all_paths(&cfg, &p, err, sizeof(err));
+	TAP_CHECK(ret == -EINVAL && !strcmp(err, "--root /: a share of / leaves nothing outside the jail"),
+		  "... and a root of /, naming --root");
+	ringvm_config_init(&cfg);
+	memset(&p, 0, sizeof(p));
+	TAP_CHECK(all_paths(&cfg, &p, err, sizeof(err)) == 0 && p.calls == 0, "no devices: no paths");
+}
+
 int main(void)
 {
+	test_tables_match();
+	test_host_paths();
 	test_options_unique();
 	test_json_keys();
 	test_options_apply();
