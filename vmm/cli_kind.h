@@ -58,6 +58,8 @@ struct cli_serve_kind {
 	const char *poll_us_note; /* NULL, or a note in --poll-us's help ("blk: poll_us= in --disk ...") */
 	const struct cli_serve_option *options;
 	unsigned int nr_options;
+	size_t state_size;          /* the options' state: zeroed by the caller */
+	void (*free)(void *state);  /* free what parse kept in state (not state itself); may be NULL */
 };
 
 /*

@@ -216,8 +216,126 @@ static void test_host_paths(void)
 	TAP_CHECK(all_paths(&cfg, &p, err, sizeof(err)) == 0 && p.calls == 0, "no devices: no paths");
 }
 
+/* serve's own options (vmm/cli_serve.c): no kind may take their spellings. */
+static const char *const serve_general[] = { "socket", "socket-path", "fd", "poll-us", "thread-pool-size",
+					     "sandbox", "seccomp", "log-level", "announce-submounts", "xattr",
+					     "help" };
+
+/* Is "--name" (or "-L") in text, as a whole word? */
+static int mentions(const char *text, const char *spelling)
+{
+	size_t n = strlen(spelling);
+	for (const char *p = text; (p = strstr(p, spelling)); p += n)
+		if ((p == text || p[-1] == ' ' || p[-1] == '(' || p[-1] == '[') &&
+		    (p[n] == ' ' || p[n] == '\n' || p[n] == ',' || p[n] == ')' || p[n] == ']'))
+			return 1;
+	return 0;
+}
+
+/*
+ * Every servable kind's serve part is whole (usage, help, its device) and each of its options has
+ * a parser, a spelling no other serve option has (general or another kind's) and a line in the
+ * kind's help or usage.
+ */
+static void test_serve_options(void)
+{
+	int whole = 1, unique = 1, documented = 1, servable = 0;
+	for (unsigned int k = 0; k < nr_cli_kinds; k++) {
+		const struct cli_serve_kind *sk = cli_kinds[k]->serve;
+		if (!sk)
+			continue;
+		servable++;
+		whole &= sk->usage && sk->what && sk->qemu_device && sk->help && sk->help[strlen(sk->help) - 1] == '\n' &&
+			 sk->usage[strlen(sk->usage) - 1] == '\n' && !strncmp(sk->usage, cli_kinds[k]->name,
+										 strlen(cli_kinds[k]->name));
+		for (unsigned int l = k + 1; l < nr_cli_kinds; l++)
+			if (cli_kinds[l]->serve && cli_kinds[l]->serve->device == sk->device)
+				unique = 0;
+		for (unsigned int i = 0; i < sk->nr_options; i++) {
+			const struct cli_serve_option *a = &sk->options[i];
+			char spelling[64];
+			whole &= a->parse && (a->name || a->letter);
+			if (a->name)
+				snprintf(spelling, sizeof(spelling), "--%s", a->name);
+			else
+				snprintf(spelling, sizeof(spelling), "-%c", a->letter);
+			documented &= mentions(sk->help, spelling) || mentions(sk->usage, spelling);
+			for (unsigned int g = 0; a->name && g < sizeof(serve_general) / sizeof(serve_general[0]); g++)
+				unique &= strcmp(a->name, serve_general[g]) != 0;
+			unique &= a->letter != 'h';
+			for (unsigned int l = k; l < nr_cli_kinds; l++) {
+				const struct cli_serve_kind *ol = cli_kinds[l]->serve;
+				for (unsigned int j = l == k ? i + 1 : 0; ol && j < ol->nr_options; j++) {
+					const struct cli_serve_option *b = &ol->options[j];
+					if ((a->name && b->name && !strcmp(a->name, b->name)) ||
+					    (a->letter && a->letter == b->letter))
+						unique = 0;
+				}
+			}
+		}
+	}
+	TAP_CHECK(servable >= 2 && whole, "each servable kind has its usage, help, device and option parsers");
+	TAP_CHECK(unique, "serve's options: no two spelled alike (general, every kind's), no two kinds on one device");
+	TAP_CHECK(documented, "every serve option of a kind is in its help lines");
+}
+
+/* A kind's serve option by spelling ("queues", or "o" for a letter). */
+static const struct cli_serve_option *serve_option(const char *kind_name, const char *spelling,
+						   const struct cli_serve_kind **sk)
+{
+	*sk = NULL;
+	for (unsigned int k = 0; k < nr_cli_kinds; k++)
+		if (!strcmp(cli_kinds[k]->name, kind_name))
+			*sk = cli_kinds[k]->serve;
+	for (unsigned int i = 0; *sk && i < (*sk)->nr_options; i++) {
+		const struct cli_serve_option *o = &(*sk)->options[i];
+		if ((o->name && !strcmp(o->name, spelling)) || (!o->name && o->letter == spelling[0] && !spelling[1]))
+			return o;
+	}
+	return NULL;
+}
+
+/* Serve options reach the serve config, bad values are refused by name; state freed (ASan). */
+static void test_serve_parse(void)
+{
+	static const struct {
+		const char *kind, *opt, *good, *bad, *bad_msg;
+	} cases[] = {
+		{ "fs", "queues", "4", "0", "--queues 0: must be a number 1..16" },
+		{ "fs", "cache", "none", "sometimes", "--cache sometimes: must be auto, always or never" },
+		{ "fs", "o", "source=/srv,cache=always,allow_direct_io", "cache=x", "-o cache= x: must be auto, always or never" },
+		{ "blk", "disk", "/d.img,readonly,queues=2", "/d.img,bogus", "--disk /d.img,bogus: unknown option" },
+	};
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct cli_serve_kind *sk;
+		const struct cli_serve_option *o = serve_option(cases[i].kind, cases[i].opt, &sk);
+		struct ringvm_serve_config cfg, before;
+		ringvm_serve_config_init(&before);
+		cfg = before;
+		char err[RINGVM_ERR_MAX] = "", what[128];
+		void *st = sk ? calloc(1, sk->state_size ? sk->state_size : 1) : NULL;
+		int good = o && st && o->parse(st, &cfg, cases[i].good, err, sizeof(err)) == 0 &&
+			   memcmp(&cfg, &before, sizeof(cfg)) != 0;
+		if (good && !strcmp(cases[i].opt, "o"))
+			good = !strcmp(cfg.share.host_dir, "/srv") && cfg.share.cache == RINGVM_CACHE_ALWAYS &&
+			       cfg.share.allow_direct_io;
+		if (good && !strcmp(cases[i].opt, "disk"))
+			good = !strcmp(cfg.disk.path, "/d.img") && cfg.disk.readonly && cfg.disk.queues == 2;
+		int bad = o && st && o->parse(st, &cfg, cases[i].bad, err, sizeof(err)) < 0 &&
+			  !strncmp(err, cases[i].bad_msg, strlen(cases[i].bad_msg));
+		if (st && sk->free)
+			sk->free(st);
+		free(st);
+		snprintf(what, sizeof(what), "serve %s: %s%s into the serve config, a bad value refused by name",
+			 cases[i].kind, cases[i].opt[1] ? "--" : "-", cases[i].opt);
+		TAP_CHECK(good && bad, what);
+	}
+}
+
 int main(void)
 {
+	test_serve_options();
+	test_serve_parse();
 	test_tables_match();
 	test_host_paths();
 	test_options_unique();
