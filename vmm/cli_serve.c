@@ -34,8 +34,8 @@ static void serve_kinds_find(struct serve_kinds *s)
 	}
 }
 
-/* The kinds' names (or what field picks) joined: "fs or blk", "a, b or c"; sep between the
-   two of a pair when not " or ". */
+/* What pick says of each kind, joined: sep between two, last before the last ("fs or blk",
+   "a, b or c"; "fs|blk"). */
 static void serve_kinds_join(FILE *f, const struct serve_kinds *s, const char *(*pick)(const struct cli_kind *),
 			     const char *sep, const char *last)
 {
@@ -43,9 +43,20 @@ static void serve_kinds_join(FILE *f, const struct serve_kinds *s, const char *(
 		fprintf(f, "%s%s", i == 0 ? "" : i + 1 == s->n ? last : sep, pick(s->k[i]));
 }
 
-static const char *pick_name(const struct cli_kind *k) { return k->name; }
-static const char *pick_what(const struct cli_kind *k) { return k->serve->what; }
-static const char *pick_qemu(const struct cli_kind *k) { return k->serve->qemu_device; }
+static const char *pick_name(const struct cli_kind *k)
+{
+	return k->name;
+}
+
+static const char *pick_what(const struct cli_kind *k)
+{
+	return k->serve->what;
+}
+
+static const char *pick_qemu(const struct cli_kind *k)
+{
+	return k->serve->qemu_device;
+}
 
 static void usage_serve(FILE *f, const struct serve_kinds *s)
 {
@@ -253,6 +264,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'h':
 			usage_serve(stdout, &s);
+			if (kind->serve->free)
+				kind->serve->free(state);
+			free(state);
 			return 0;
 		case ':':
 			die("option %s needs a value (see ringvm serve --help)", argv[optind - 1]);
