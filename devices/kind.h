@@ -26,8 +26,8 @@ struct device_kind_ctx {
 
 /*
  * One kind of device. vmm/devices.c creates the instances of every kind in the table's order
- * (devices/kinds.h lists them), each on a virtio-mmio transport of its own, so the order of the table and of
- * instances within a kind is the order the guest finds them in (vda, vdb, ...). A kind's entry is
+ * (devices/kinds.h lists them), each on a virtio-mmio transport of its own, so the order of the
+ * table and of instances within a kind is the order the guest finds them in (vda, vdb, ...). A kind's entry is
  * a `static const`-like `const struct device_kind NAME_kind` defined in its own folder; nothing
  * outside that folder and the table knows the kind. Ops marked optional may be NULL. Setup-time
  * calls come from ringvm_create()'s thread; none is called once the VM runs.
