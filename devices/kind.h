@@ -2,6 +2,7 @@
 #ifndef RINGVM_DEVICE_KIND_H
 #define RINGVM_DEVICE_KIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vmm/seccomp.h"
@@ -11,6 +12,7 @@ struct virtio_dev;
 struct priv_need;
 struct kcmdline;
 struct console_streams;
+struct kconfig_option;
 
 /*
  * What a VM hands its devices at creation: the public config (each kind reads its own part of it),
@@ -24,8 +26,8 @@ struct device_kind_ctx {
 
 /*
  * One kind of device. vmm/devices.c creates the instances of every kind in the table's order
- * (devices/kinds.c), each on a virtio-mmio transport of its own, so the order of the table and of
- * instances within a kind is the order the guest finds them in (vda, vdb, ...). A kind's entry is
+ * (devices/kinds.h lists them), each on a virtio-mmio transport of its own, so the order of the
+ * table and of instances within a kind is the order the guest finds them in (vda, vdb, ...). A kind's entry is
  * a `static const`-like `const struct device_kind NAME_kind` defined in its own folder; nothing
  * outside that folder and the table knows the kind. Ops marked optional may be NULL. Setup-time
  * calls come from ringvm_create()'s thread; none is called once the VM runs.
@@ -67,9 +69,31 @@ struct device_kind {
 	int (*guest_cmdline)(const struct device_kind_ctx *ctx, void *const *devs, unsigned int n,
 			     struct kcmdline *out);
 	const char *what_too_long; /* with guest_cmdline: "too many shares", ... */
+
+	/*
+	 * Optional: the host paths cfg's instances of this kind open, for `ringvm run --jail`, which
+	 * binds each into the jail's root (vmm/jail.c): add(arg, path, readonly) for each (a relative
+	 * path is the caller's cwd's), returning add's first error as it is. A path the jail cannot
+	 * hold is -EINVAL with the one-line reason, naming the option, in err. cfg passed
+	 * ringvm_config_check().
+	 */
+	int (*host_paths)(const struct ringvm_config *cfg, int (*add)(void *arg, const char *path, bool readonly),
+			  void *arg, char *err, size_t errlen);
+
+	/*
+	 * The kernel options its devices need in the guest (vmm/kconfig.h: `ringvm kconfig` prints
+	 * them after the machine's, a `--kernel TREE` must provide the ones a run uses), and which of
+	 * them cfg uses: 0 when cfg makes none of its devices, else KCONFIG_USED with the bits of the
+	 * rows whose `when` names a part of the kind cfg uses. Reads cfg's counts and flags only.
+	 * A kind whose devices need nothing beyond the machine's virtio-mmio still answers
+	 * kconfig_uses, so that the machine asks for virtio-mmio.
+	 */
+	const struct kconfig_option *kconfig;
+	unsigned int nr_kconfig;
+	unsigned int (*kconfig_uses)(const struct ringvm_config *cfg);
 };
 
-/* The kinds ringvm builds, in attach order (devices/kinds.c), and how many. */
+/* The kinds ringvm builds, in attach order (devices/kinds.h's list), and how many. */
 extern const struct device_kind *const device_kinds[];
 extern const unsigned int nr_device_kinds;
 

@@ -13,7 +13,7 @@ GUEST_INIT := $(GUEST_DIR)/init
 GUEST_COMPRESS := lz4
 GUEST_INITRD := $(GUEST_DIR)/initramfs.img
 # Their dependencies (virtio, virtio_ring) come along through guest/kmod-closure.sh. Each device kind's
-# own come from its folder's fragment (KIND_GUEST_MODULES, devices/devices.mk). pvpanic_mmio comes
+# own come from its folder's fragment (KIND_GUEST_MODULES, devices/NAME/NAME.mk). pvpanic_mmio comes
 # first: from the moment it binds, a panic is reported through it (arch/x86/legacy.c).
 GUEST_MODULES := pvpanic_mmio virtio_mmio $(KIND_GUEST_MODULES)
 # The list as a file, rewritten only when it changes: the initramfs depends on it, wherever the

@@ -143,7 +143,8 @@ static int load_kind_key(const struct cli_json *c, const char *key, json_object 
 {
 	int ret = 1;
 	for (unsigned int i = 0; i < nr_cli_kinds && ret == 1; i++)
-		ret = cli_kinds[i]->json_load(c, key, v, cfg);
+		if (cli_kinds[i]->json_load)
+			ret = cli_kinds[i]->json_load(c, key, v, cfg);
 	return ret;
 }
 
@@ -152,7 +153,8 @@ static int unknown_key(const struct cli_json *c, const char *key)
 {
 	char keys[512] = "kernel, initrd, cmdline, cpus, memory, command";
 	for (unsigned int i = 0; i < nr_cli_kinds; i++)
-		snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), ", %s", cli_kinds[i]->json_keys);
+		if (cli_kinds[i]->json_keys)
+			snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), ", %s", cli_kinds[i]->json_keys);
 	return cli_json_bad(c, key, "unknown key (%s, verbose, env, workdir, user, timeout, stop_timeout, tty, gdb, "
 				    "gdb_wait)", keys);
 }

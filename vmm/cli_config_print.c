@@ -61,7 +61,8 @@ int cli_config_print(const struct ringvm_config *cfg, FILE *out)
 		json_object_array_add(cmd, json_object_new_string(cfg->argv[i]));
 	json_object_object_add(o, "command", cmd);
 	for (unsigned int i = 0; i < nr_cli_kinds; i++)
-		cli_kinds[i]->json_print(cfg, o);
+		if (cli_kinds[i]->json_print)
+			cli_kinds[i]->json_print(cfg, o);
 	json_object_object_add(o, "verbose", json_object_new_boolean(cfg->verbose));
 	run_json(cfg, o);
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |

@@ -53,6 +53,18 @@ int cli_parse_size(const char *s, uint64_t *out, const char **err)
 	return 0;
 }
 
+int cli_parse_count(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(s, &end, 10);
+	/* strtoul takes "-1" as ULONG_MAX: refused by max. */
+	if (!*s || *end || errno || n < 1 || n > max)
+		return -EINVAL;
+	*out = (unsigned int)n;
+	return 0;
+}
+
 int cli_parse_cpus(const char *s, unsigned int *out, const char **err)
 {
 	if (!s || !isdigit((unsigned char)s[0])) {

@@ -36,6 +36,12 @@ char *cli_spec_copy(const char *arg, char *err, size_t errlen);
 /* *err = msg; returns -EINVAL (a parser's refusal in one line). */
 int cli_spec_bad(const char **err, const char *msg);
 
+/*
+ * A count 1..max in `ringvm serve`'s spelling (--fd, serve fs --queues): strtoul's syntax (leading
+ * blanks and a sign pass, as they always have), nothing after the digits. 0 with *out, or -EINVAL;
+ * the caller says "must be a number 1..max".
+ */
+__attribute__((warn_unused_result)) int cli_parse_count(const char *s, unsigned int max, unsigned int *out);
 /* A user or group id 0..2^32-2 (-1 means "unchanged" to the kernel: refused). 0, or -EINVAL with
    *err. */
 __attribute__((warn_unused_result)) int cli_parse_id(const char *s, uint32_t *out, const char **err);

@@ -173,7 +173,7 @@ static void tree_setup(struct cli_run *r, const char *dir)
 	if (n && n <= RINGVM_MAX_DEVICES)
 		memcpy(r->tree_shares, cfg->shares, n * sizeof(r->tree_shares[0]));
 	if (n > RINGVM_MAX_DEVICES ||
-	    cli_tree_setup(&r->tree, dir, cfg, cfg->nr_disks, ringvm_config_wants_streams(cfg), r->file.initrd_set,
+	    cli_tree_setup(&r->tree, dir, cfg, r->file.initrd_set,
 			   r->tree_shares, &n, RINGVM_MAX_DEVICES, helper, init, msg, sizeof(msg)))
 		die("%s", n > RINGVM_MAX_DEVICES ? "too many shares" : msg);
 	cfg->shares = r->tree_shares;
@@ -257,7 +257,7 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 	run_getopt_init(&g);
 	r->kind_state = calloc(nr_cli_kinds, sizeof(*r->kind_state));
 	for (unsigned int k = 0; r->kind_state && k < nr_cli_kinds; k++)
-		if (!(r->kind_state[k] = calloc(1, cli_kinds[k]->state_size)))
+		if (cli_kinds[k]->state_size && !(r->kind_state[k] = calloc(1, cli_kinds[k]->state_size)))
 			die("out of memory");
 	if (!r->kind_state)
 		die("out of memory");
@@ -388,7 +388,8 @@ static int run_parse(int argc, char **argv, struct cli_run *r, const char *cmd)
 	if (o.memory_set)
 		cfg->memory = o.memory;
 	for (unsigned int k = 0; k < nr_cli_kinds; k++)
-		cli_kinds[k]->apply(r->kind_state[k], cfg);
+		if (cli_kinds[k]->apply)
+			cli_kinds[k]->apply(r->kind_state[k], cfg);
 	if (o.verbose)
 		cfg->verbose = true;
 	if (optind < argc) {
@@ -438,7 +439,7 @@ static void run_free(struct cli_run *r)
 {
 	cli_tree_close(&r->tree);
 	for (unsigned int k = 0; r->kind_state && k < nr_cli_kinds; k++) {
-		if (r->kind_state[k])
+		if (r->kind_state[k] && cli_kinds[k]->free)
 			cli_kinds[k]->free(r->kind_state[k]);
 		free(r->kind_state[k]);
 	}

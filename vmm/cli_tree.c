@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "devices/kind.h"
 #include "vmm/errmsg.h"
 #include "vmm/kconfig.h"
 #include "include/ringvm.h"
@@ -202,10 +203,10 @@ int cli_tree_open(const char *dir, struct cli_tree *t, char *err, size_t errlen)
 	return 0;
 }
 
-int cli_tree_check(const struct cli_tree *t, unsigned int uses, char *err, size_t errlen)
+int cli_tree_check(const struct cli_tree *t, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
 	char missing[1024];
-	if (kconfig_check(t->config, t->config_len, uses, missing, sizeof(missing)) == 0)
+	if (kconfig_check(t->config, t->config_len, device_kinds, nr_device_kinds, cfg, missing, sizeof(missing)) == 0)
 		return 0;
 	return errmsg(err, errlen, -ENOEXEC,
 		    "kernel tree %s cannot find ringvm's machine: its .config lacks %s (ringvm kconfig --apply %s)",
@@ -319,9 +320,7 @@ int cli_tree_prepare(struct cli_tree *t, const char *helper, const char *init, c
 	return 0;
 }
 
-int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cfg, unsigned int nr_disks,
-		   bool streams,
-		   bool initrd_given, struct ringvm_share *shares, unsigned int *nr_shares, unsigned int max,
+int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cfg, bool initrd_given, struct ringvm_share *shares, unsigned int *nr_shares, unsigned int max,
 		   const char *helper, const char *init, char *err, size_t errlen)
 {
 	int ret = cli_tree_open(dir, t, err, errlen);
@@ -330,10 +329,9 @@ int cli_tree_setup(struct cli_tree *t, const char *dir, struct ringvm_config *cf
 	/* A tree boots with the host's userland, as virtme-ng does: writes go to a tmpfs overlay. */
 	if (!cfg->root.host_dir)
 		cfg->root.host_dir = "/";
-	bool rw = cfg->root.writable;
-	unsigned int uses = KCONFIG_USE_SHARES | (rw ? 0 : KCONFIG_USE_OVERLAY) | (nr_disks ? KCONFIG_USE_DISKS : 0) |
-			    (streams ? KCONFIG_USE_STREAMS : 0);
-	ret = cli_tree_check(t, uses, err, errlen);
+	/* What the kernel must have is what the run's devices need (each kind's kconfig_uses of cfg),
+	   the root's included. */
+	ret = cli_tree_check(t, cfg, err, errlen);
 	if (ret)
 		return ret;
 	if (!initrd_given) {
@@ -388,7 +386,7 @@ static int kconfig_apply(const char *dir)
 		fprintf(stderr, "ringvm: kconfig --apply: cannot write a fragment: %s\n", strerror(errno));
 		return 125;
 	}
-	kconfig_print_fragment(f);
+	kconfig_print_fragment(f, device_kinds, nr_device_kinds);
 	fclose(f);
 	/* Without a .config the fragment is the whole base: every other option takes its default. */
 	char *argv[] = { merge, is_file(config) ? config : frag, frag, NULL };
@@ -404,9 +402,7 @@ static int kconfig_apply(const char *dir)
 		return 125;
 	}
 	char missing[1024];
-	int n = kconfig_check(t.config, t.config_len, KCONFIG_USE_SHARES | KCONFIG_USE_OVERLAY | KCONFIG_USE_DISKS |
-				      KCONFIG_USE_STREAMS,
-			      missing, sizeof(missing));
+	int n = kconfig_check(t.config, t.config_len, device_kinds, nr_device_kinds, NULL, missing, sizeof(missing));
 	free(t.config);
 	if (n) {
 		fprintf(stderr, "ringvm: %s still lacks %s after merging (unmet dependencies?)\n", config, missing);
@@ -419,7 +415,7 @@ static int kconfig_apply(const char *dir)
 int cli_kconfig(int argc, char **argv)
 {
 	if (argc == 1) {
-		kconfig_print_fragment(stdout);
+		kconfig_print_fragment(stdout, device_kinds, nr_device_kinds);
 		return 0;
 	}
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

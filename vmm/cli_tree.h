@@ -32,10 +32,11 @@ bool cli_is_tree(const char *path);
 __attribute__((warn_unused_result)) int cli_tree_open(const char *dir, struct cli_tree *t, char *err,
 						      size_t errlen);
 
-/* Refuse a configuration that lacks what `uses` (enum kconfig_use) needs: -ENOEXEC and a line
-   naming the missing options. */
-__attribute__((warn_unused_result)) int cli_tree_check(const struct cli_tree *t, unsigned int uses, char *err,
-						       size_t errlen);
+/* Refuse a configuration that lacks what a run of cfg needs (the machine's options and those of
+   each device kind cfg uses, vmm/kconfig.h; cfg NULL: every kind's): -ENOEXEC and a line naming
+   the missing options. */
+__attribute__((warn_unused_result)) int cli_tree_check(const struct cli_tree *t, const struct ringvm_config *cfg,
+						       char *err, size_t errlen);
 
 /*
  * Make (or reuse) the tree's initramfs and modules directory with `helper` (tree-initramfs.sh) and
@@ -50,13 +51,17 @@ __attribute__((warn_unused_result)) int cli_tree_prepare(struct cli_tree *t, con
  * The whole of `run --kernel TREE` for the CLI: open and check the tree, make its initramfs (unless
  * initrd_given), then point cfg at the image and initramfs, make --root / the default, and add to
  * shares[*nr_shares..max) the modules directory and (with another root) the tree at its own path,
- * read-only (they point into t). cfg->root, nr_disks and initrd_given are what the user asked; streams: the command's stdio will go
- * over virtio-console (ringvm_config_wants_streams), which the kernel must then have. 0 or -errno
+ * read-only (they point into t). cfg (its root, disks, command) and initrd_given are what the user
+ * asked; the tree's kernel must have what the devices of cfg need (cli_tree_check). 0 or -errno
  * with a one-line err.
+ *
+ * The shares are the tree's business, not fs's: which host directories a tree's guest needs (its
+ * modules, its own source) and the host's userland as the root follow from booting a tree; they
+ * are written with the public struct ringvm_share, as an embedder would.
  */
 __attribute__((warn_unused_result)) int cli_tree_setup(struct cli_tree *t, const char *dir,
-						       struct ringvm_config *cfg, unsigned int nr_disks,
-						       bool streams, bool initrd_given, struct ringvm_share *shares,
+						       struct ringvm_config *cfg, bool initrd_given,
+						       struct ringvm_share *shares,
 						       unsigned int *nr_shares, unsigned int max,
 						       const char *helper, const char *init, char *err,
 						       size_t errlen);

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "devices/kind.h"
 #include "vmm/errmsg.h"
 
 #define JAIL_MAX_PATHS 64
@@ -62,23 +63,26 @@ static int jail_path_cmp(const void *a, const void *b)
 	return la < lb ? -1 : la > lb;
 }
 
-/* Everything cfg opens: kernel, initrd, disks, shares, --root. cfg passed ringvm_config_check().
-   0 or -errno with err set. */
+/* jail_add for a kind's host_paths (devices/kind.h). */
+static int jail_add_path(void *arg, const char *path, bool readonly)
+{
+	return jail_add(arg, path, readonly);
+}
+
+/* Everything cfg opens: kernel, initrd, and what each device kind's instances open (its
+   host_paths: disks, shares, --root). cfg passed ringvm_config_check(). 0 or -errno with err set. */
 static int jail_collect(struct jail *j, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
 	int ret = jail_add(j, cfg->kernel, true);
 	if (!ret && cfg->initrd)
 		ret = jail_add(j, cfg->initrd, true);
-	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
-		ret = jail_add(j, cfg->disks[i].path, cfg->disks[i].readonly);
-	for (unsigned int i = 0; i < cfg->nr_shares + (cfg->root.host_dir ? 1 : 0) && !ret; i++) {
-		bool root = i == cfg->nr_shares;
-		const char *dir = root ? cfg->root.host_dir : cfg->shares[i].host_dir;
-		bool readonly = root ? !cfg->root.writable : cfg->shares[i].readonly;
-		if (!strcmp(dir, "/"))
-			return errmsg(err, errlen, -EINVAL, "%s /: a share of / leaves nothing outside the jail",
-				      root ? "--root" : "--share");
-		ret = jail_add(j, dir, readonly);
+	for (unsigned int k = 0; k < nr_device_kinds && !ret; k++) {
+		if (!device_kinds[k]->host_paths)
+			continue;
+		ret = device_kinds[k]->host_paths(cfg, jail_add_path, j, err, errlen);
+		/* A kind's own refusal carries its message; jail_add's errors get the one below. */
+		if (ret && ret != -E2BIG && ret != -ENAMETOOLONG)
+			return ret;
 	}
 	if (!ret && access("/sys/module/kvm_pvm", F_OK) == 0)
 		ret = jail_add(j, "/sys/module/kvm_pvm", true);

@@ -1,6 +1,6 @@
 /*
- * blk_cli.c: virtio-blk disks in the ringvm CLI: the --disk option (its spec, its help lines) and
- * the JSON file's "disks" key, loaded and printed. Part of the ringvm binary only, never of
+ * blk_cli.c: virtio-blk disks in the ringvm CLI: the --disk option (its spec, its help lines), the
+ * JSON file's "disks" key, loaded and printed, and `ringvm serve blk`'s --disk. Part of the ringvm binary only, never of
  * libringvm (spec strings and json-c are the CLI's); vmm/cli_kinds.c lists it.
  */
 #include "devices/blk/blk_cli.h"
@@ -171,6 +171,52 @@ static void blk_cli_json_print(const struct ringvm_config *cfg, json_object *o)
 	json_object_object_add(o, "disks", disks);
 }
 
+/* `ringvm serve blk --disk SPEC`: the spec as run's; given again, it replaces the first. */
+struct blk_serve_state {
+	char *spec; /* cfg->disk's strings point into it */
+};
+
+static int blk_serve_disk(void *state, struct ringvm_serve_config *cfg, const char *arg, char *err, size_t errlen)
+{
+	struct blk_serve_state *st = state;
+	const char *why;
+	free(st->spec);
+	st->spec = cli_spec_copy(arg, err, errlen);
+	if (!st->spec)
+		return -ENOMEM;
+	if (blk_cli_parse_disk(st->spec, &cfg->disk, &why)) {
+		snprintf(err, errlen, "--disk %s: %s", arg, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void blk_serve_free(void *state)
+{
+	struct blk_serve_state *st = state;
+	free(st->spec);
+	st->spec = NULL;
+}
+
+static const struct cli_serve_option blk_serve_options[] = {
+	{ .name = "disk", .has_arg = required_argument, .parse = blk_serve_disk },
+};
+
+/* A drop-in for qemu-storage-daemon's vhost-user-blk export. */
+static const struct cli_serve_kind blk_serve_cli = {
+	.device = RINGVM_SERVE_BLK,
+	.usage = "blk --socket PATH --disk IMG[,readonly][,direct=on|off][,queues=N]\n",
+	.what = "virtio-blk (an image)",
+	.qemu_device = "vhost-user-blk-*",
+	.help = "  --disk SPEC           blk: the image and its options, as ringvm run --disk\n",
+	.poll_us_note = "blk: poll_us= in --disk,\n"
+			"                        0 included, wins",
+	.options = blk_serve_options,
+	.nr_options = sizeof(blk_serve_options) / sizeof(blk_serve_options[0]),
+	.state_size = sizeof(struct blk_serve_state),
+	.free = blk_serve_free,
+};
+
 static const struct cli_kind_option blk_cli_options[] = {
 	{ .name = "disk", .letter = 'd', .has_arg = required_argument, .parse = blk_cli_disk,
 	  .help = "  -d, --disk SPEC       a virtio-blk disk: PATH[,readonly][,queues=N][,direct=on|off]\n"
@@ -187,4 +233,5 @@ const struct cli_kind blk_cli = {
 	.json_keys = "disks",
 	.json_load = blk_cli_json_load,
 	.json_print = blk_cli_json_print,
+	.serve = &blk_serve_cli,
 };

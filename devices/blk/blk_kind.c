@@ -7,6 +7,7 @@
 #include "devices/kind.h"
 #include "include/ringvm.h"
 #include "vmm/errmsg.h"
+#include "vmm/kconfig.h"
 
 /* A disk as the table holds it: the device, and its path for messages after create. */
 struct blk_kind_disk {
@@ -86,6 +87,29 @@ static void blk_kind_destroy(void *dev)
 	free(d);
 }
 
+/* Each disk's image (or block device), as writable as the disk. */
+static int blk_kind_host_paths(const struct ringvm_config *cfg, int (*add)(void *arg, const char *path, bool readonly),
+			       void *arg, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	int ret = 0;
+	for (unsigned int i = 0; i < cfg->nr_disks && !ret; i++)
+		ret = add(arg, cfg->disks[i].path, cfg->disks[i].readonly);
+	return ret;
+}
+
+static const struct kconfig_option blk_kind_kconfig[] = {
+	{ "BLOCK", KCONFIG_NEED_Y, 0, "--disk" },
+	{ "BLK_DEV", KCONFIG_NEED_Y, 0, "--disk" },
+	{ "VIRTIO_BLK", KCONFIG_NEED_YM, 0, "--disk" },
+};
+
+static unsigned int blk_kind_kconfig_uses(const struct ringvm_config *cfg)
+{
+	return cfg->nr_disks ? KCONFIG_USED : 0;
+}
+
 /* Disks need nothing from the host kernel once their files are open; the guest's kernel finds
    them on virtio-mmio by itself. */
 const struct device_kind blk_kind = {
@@ -96,4 +120,8 @@ const struct device_kind blk_kind = {
 	.create = blk_kind_create,
 	.attach_error = blk_kind_attach_error,
 	.destroy = blk_kind_destroy,
+	.host_paths = blk_kind_host_paths,
+	.kconfig = blk_kind_kconfig,
+	.nr_kconfig = sizeof(blk_kind_kconfig) / sizeof(blk_kind_kconfig[0]),
+	.kconfig_uses = blk_kind_kconfig_uses,
 };

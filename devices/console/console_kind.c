@@ -7,6 +7,8 @@
 #include "guest/protocol.h"
 #include "vmm/errmsg.h"
 #include "vmm/kcmdline.h"
+#include "vmm/kconfig.h"
+#include "include/ringvm.h"
 
 static unsigned int console_kind_count(const struct device_kind_ctx *ctx)
 {
@@ -56,6 +58,16 @@ static int console_kind_guest_cmdline(const struct device_kind_ctx *ctx, void *c
 			    RINGVM_STDIO_VIRTIO);
 }
 
+/* The streams need the driver; the signal port alone (a terminal) is PID 1's extra, done without. */
+static const struct kconfig_option console_kind_kconfig[] = {
+	{ "VIRTIO_CONSOLE", KCONFIG_NEED_YM, 0, "a command's stdin, stdout and stderr without a terminal" },
+};
+
+static unsigned int console_kind_kconfig_uses(const struct ringvm_config *cfg)
+{
+	return ringvm_config_wants_streams(cfg) ? KCONFIG_USED : 0;
+}
+
 const struct device_kind console_kind = {
 	.name = "console",
 	.role = SECCOMP_ROLE_WORKER_CONSOLE,
@@ -65,4 +77,7 @@ const struct device_kind console_kind = {
 	.destroy = console_kind_destroy,
 	.guest_cmdline = console_kind_guest_cmdline,
 	.what_too_long = "the command's streams",
+	.kconfig = console_kind_kconfig,
+	.nr_kconfig = sizeof(console_kind_kconfig) / sizeof(console_kind_kconfig[0]),
+	.kconfig_uses = console_kind_kconfig_uses,
 };

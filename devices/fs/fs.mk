@@ -11,4 +11,5 @@ LIB_SRCS += $(FS_CORE_SRCS) $(FS_DEV_SRCS) devices/fs/fs_kind.c
 # virtiofs speaks FUSE; overlay puts a tmpfs over a read-only ringvm.root= share.
 KIND_GUEST_MODULES += virtiofs fuse overlay
 # Its part in the CLI only (vmm/cli_kind.h: --share, --root, --fs-limits and their JSON keys).
-CLI_KIND_SRCS += devices/fs/fs_cli.c
+# `ringvm serve fs`'s options (virtiofsd's spellings) too.
+CLI_KIND_SRCS += devices/fs/fs_cli.c devices/fs/fs_serve_cli.c

@@ -380,4 +380,5 @@ const struct cli_kind fs_cli = {
 	.json_keys = "shares, root, fs_limits",
 	.json_load = fs_cli_json_load,
 	.json_print = fs_cli_json_print,
+	.serve = &fs_serve_cli, /* fs_serve_cli.c */
 };

@@ -23,4 +23,8 @@ __attribute__((warn_unused_result)) int fs_cli_parse_root(char *spec, struct rin
 __attribute__((warn_unused_result)) int fs_cli_parse_limits(const char *spec, struct ringvm_fs_limits *out,
 							    const char **err);
 
+/* `ringvm serve fs`'s part (vmm/cli_kind.h; fs_serve_cli.c), for fs_cli.c's entry. */
+struct cli_serve_kind;
+extern const struct cli_serve_kind fs_serve_cli;
+
 #endif

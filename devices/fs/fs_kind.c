@@ -10,6 +10,7 @@
 #include "include/ringvm.h"
 #include "vmm/errmsg.h"
 #include "vmm/kcmdline.h"
+#include "vmm/kconfig.h"
 #include "vmm/privilege.h"
 
 /* A share as the table holds it: the device and the checked config the guest's PID 1 mounts. */
@@ -147,6 +148,39 @@ static int fs_kind_guest_cmdline(const struct device_kind_ctx *ctx, void *const 
 	return argc ? kcmdline_add_argv(out, RINGVM_CMDLINE_MOUNT, argv, argc) : 0;
 }
 
+/* Every shared directory, the root last; a share of / would bind the whole host into the jail. */
+static int fs_kind_host_paths(const struct ringvm_config *cfg, int (*add)(void *arg, const char *path, bool readonly),
+			      void *arg, char *err, size_t errlen)
+{
+	int ret = 0;
+	for (unsigned int i = 0; i < cfg->nr_shares + (cfg->root.host_dir ? 1 : 0) && !ret; i++) {
+		bool root = i == cfg->nr_shares;
+		const char *dir = root ? cfg->root.host_dir : cfg->shares[i].host_dir;
+		bool readonly = root ? !cfg->root.writable : cfg->shares[i].readonly;
+		if (!strcmp(dir, "/"))
+			return errmsg(err, errlen, -EINVAL, "%s /: a share of / leaves nothing outside the jail",
+				      root ? "--root" : "--share");
+		ret = add(arg, dir, readonly);
+	}
+	return ret;
+}
+
+/* A part of the kind only some configs use: a read-only root, under PID 1's tmpfs overlay. */
+#define FS_KCONFIG_OVERLAY (KCONFIG_USED << 1)
+
+static const struct kconfig_option fs_kind_kconfig[] = {
+	{ "FUSE_FS", KCONFIG_NEED_YM, 0, "virtio-fs speaks FUSE" },
+	{ "VIRTIO_FS", KCONFIG_NEED_YM, 0, "--share and --root" },
+	{ "OVERLAY_FS", KCONFIG_NEED_YM, FS_KCONFIG_OVERLAY, "a writable layer over a read-only --root" },
+};
+
+static unsigned int fs_kind_kconfig_uses(const struct ringvm_config *cfg)
+{
+	if (!cfg->nr_shares && !cfg->root.host_dir)
+		return 0;
+	return KCONFIG_USED | (cfg->root.host_dir && !cfg->root.writable ? FS_KCONFIG_OVERLAY : 0);
+}
+
 const struct device_kind fs_kind = {
 	.name = "fs",
 	.role = SECCOMP_ROLE_WORKER_FS,
@@ -159,4 +193,8 @@ const struct device_kind fs_kind = {
 	.priv_need = fs_kind_priv_need,
 	.guest_cmdline = fs_kind_guest_cmdline,
 	.what_too_long = "too many shares",
+	.host_paths = fs_kind_host_paths,
+	.kconfig = fs_kind_kconfig,
+	.nr_kconfig = sizeof(fs_kind_kconfig) / sizeof(fs_kind_kconfig[0]),
+	.kconfig_uses = fs_kind_kconfig_uses,
 };

@@ -99,6 +99,14 @@ int main(void)
 	TAP_CHECK(size_bad("99999999999999999999") && size_bad("17179869184T"), "overflow");
 	unsigned int c;
 	const char *err;
+	unsigned int n = 0;
+	TAP_CHECK(cli_parse_count("1", 16, &n) == 0 && n == 1 && cli_parse_count("16", 16, &n) == 0 && n == 16 &&
+			  cli_parse_count("+3", 16, &n) == 0 && n == 3,
+		  "serve's counts: 1..max, strtoul's sign as ever");
+	TAP_CHECK(cli_parse_count("0", 16, &n) < 0 && cli_parse_count("17", 16, &n) < 0 &&
+			  cli_parse_count("-1", 16, &n) < 0 && cli_parse_count("", 16, &n) < 0 &&
+			  cli_parse_count("2x", 16, &n) < 0 && cli_parse_count("99999999999999999999", 16, &n) < 0,
+		  "... 0, past max, negative, empty, trailing junk and overflow refused");
 	TAP_CHECK(cli_parse_cpus("1", &c, &err) == 0 && c == 1 && cli_parse_cpus("255", &c, &err) == 0 &&
 			  c == 255,
 		  "cpus 1 and 255");

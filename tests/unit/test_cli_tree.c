@@ -115,7 +115,9 @@ int main(void)
 	TAP_CHECK(ret == 0 && t.config && !strcmp(t.config, "CONFIG_ACPI=y\n"),
 		  "no .config: extract-ikconfig on the image gives the configuration");
 	TAP_CHECK(ret == 0 && !t.modules, "... and without CONFIG_MODULES=y in it, no modules");
-	ret = cli_tree_check(&t, 0, err, sizeof(err));
+	struct ringvm_config empty;
+	memset(&empty, 0, sizeof(empty)); /* no device: the machine's options alone */
+	ret = cli_tree_check(&t, &empty, err, sizeof(err));
 	TAP_CHECK(ret == -ENOEXEC && strstr(err, "CONFIG_SERIAL_8250=y") && !strstr(err, "CONFIG_ACPI=y") &&
 			  strstr(err, "ringvm kconfig --apply") && !strchr(err, '\n'),
 		  "the check names what is missing, not what is there, and how to add it, in one line");
@@ -132,7 +134,7 @@ int main(void)
 	unsigned int nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.initrd = "/boot/initrd";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	snprintf(want, sizeof(want), "%s/arch/x86/boot/bzImage", tree);
 	TAP_CHECK(ret == 0 && !strcmp(cfg.root.host_dir, "/") && !cfg.root.writable && !strcmp(cfg.kernel, want) && !strcmp(cfg.initrd, "/boot/initrd") &&
 			  nr == 0,
@@ -142,7 +144,7 @@ int main(void)
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.root.host_dir = "/srv/rootfs";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == 0 && nr == 1 && !strcmp(shares[0].host_dir, tree) && !strcmp(shares[0].guest_dir, tree) &&
 			  shares[0].readonly,
 		  "under another --root the tree is shared at its own path, read-only");
@@ -150,27 +152,31 @@ int main(void)
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	ret = cli_tree_setup(&t, tree, &cfg, 1, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	cfg.nr_disks = 1; /* counted, never read: the check asks each kind what cfg uses */
+	ret = cli_tree_setup(&t, tree, &cfg, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -ENOEXEC && strstr(err, "CONFIG_VIRTIO_BLK=y|m"), "with a disk, virtio-blk is asked for");
 	cli_tree_close(&t);
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	ret = cli_tree_setup(&t, tree, &cfg, 0, true, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	/* A command without a terminal: its streams go over virtio-console. */
+	cfg.argc = 1;
+	cfg.console.tty = RINGVM_TTY_OFF;
+	ret = cli_tree_setup(&t, tree, &cfg, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -ENOEXEC && strstr(err, "CONFIG_VIRTIO_CONSOLE=y|m"),
 		  "a command's streams over virtio-console: its driver is asked for");
 	cli_tree_close(&t);
 
 	nr = 0;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
-	ret = cli_tree_setup(&t, tree, &cfg, 0, false, false, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, false, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -ENOENT && strstr(err, "not built"), "without ringvm's guest files: refused, nothing run");
 	cli_tree_close(&t);
 
 	nr = 3;
 	memset(&cfg, 0, sizeof(cfg)); /* cli_tree_setup reads root and sets kernel, initrd */
 	cfg.root.host_dir = "/srv/rootfs";
-	ret = cli_tree_setup(&t, tree, &cfg, 0, false, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
+	ret = cli_tree_setup(&t, tree, &cfg, true, shares, &nr, 4, NULL, NULL, err, sizeof(err));
 	TAP_CHECK(ret == -E2BIG && nr == 3, "no room left for the tree's shares: refused, nothing written past max");
 	cli_tree_close(&t);
 
@@ -191,7 +197,7 @@ int main(void)
 			put("init", "another pid 1\n", 0755); /* a new size: the key changes */
 		memset(&cfg, 0, sizeof(cfg));
 		nr = 0;
-		ret = cli_tree_setup(&t, tree, &cfg, 0, false, false, shares, &nr, 4, helper, init, err, sizeof(err));
+		ret = cli_tree_setup(&t, tree, &cfg, false, shares, &nr, 4, helper, init, err, sizeof(err));
 		snprintf(runs, sizeof(runs), "%s.runs", t.out);
 		struct stat st;
 		made[i] = ret == 0 && stat(runs, &st) == 0 ? (unsigned int)st.st_size / 4 : 0;

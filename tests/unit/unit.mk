@@ -28,11 +28,13 @@ test_cli_config_SRCS := vmm/cli_config.c vmm/cli_config_print.c vmm/cli_parse.c 
 UNIT_TESTS += cli_kinds
 test_cli_kinds_SRCS := vmm/cli_parse.c $(CLI_KIND_SRCS) $(LIB_SRCS) \
 	tests/unit/test_cli_kinds.c
-test_cli_tree_SRCS := vmm/cli_tree.c vmm/kconfig.c vmm/errmsg.c tests/unit/test_cli_tree.c
+# The tree check asks the real kinds (devices/kinds.c) what a run needs: the library is linked.
+test_cli_tree_SRCS := vmm/cli_tree.c $(LIB_SRCS) tests/unit/test_cli_tree.c
 test_seccomp_SRCS := vmm/seccomp.c tests/unit/test_seccomp.c
 test_privilege_SRCS := vmm/privilege.c tests/unit/test_privilege.c
 test_gdb_packet_SRCS := vmm/gdb_packet.c tests/unit/test_gdb_packet.c
-test_kconfig_SRCS := vmm/kconfig.c tests/unit/test_kconfig.c
+# The machine's options over a table of fake kinds, then the real kinds' tables (the library).
+test_kconfig_SRCS := $(LIB_SRCS) tests/unit/test_kconfig.c
 # libringvm's life cycle with real VMs (firmware payloads), through the public API only.
 UNIT_TESTS += lib
 test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
