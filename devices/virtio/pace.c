@@ -19,11 +19,11 @@ void pace_poll_init(struct pace_poll *p, unsigned int max_us)
 	p->cur_us = max_us;
 }
 
-void pace_poll_slept(struct pace_poll *p, uint64_t slept_us)
+void pace_poll_waited(struct pace_poll *p, uint64_t waited_us)
 {
 	if (!p->max_us)
 		return;
-	if (slept_us <= p->max_us) {
+	if (waited_us <= p->max_us) {
 		/* Work came back within the ceiling: polling that long would have caught it. */
 		unsigned int grown = p->cur_us ? p->cur_us * 2 : PACE_POLL_MIN_US;
 

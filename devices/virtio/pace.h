@@ -28,10 +28,13 @@
  *   worker holds nothing, and the end of every pass sends what is due, so a held interrupt is only
  *   late by part of a pass, never lost (virtio 1.2 2.7.10 asks that it be sent, not when).
  * - Adaptive poll: before sleeping, the worker may busy-poll the avail ring and its completion
- *   queue for up to cur_us. The window follows how long the worker then sleeps: a sleep no longer
- *   than max_us (the driver came back soon: a longer poll would have saved the wake-up) doubles it
- *   up to max_us; a longer sleep (an idle queue) halves it, to 0 below PACE_POLL_MIN_US, so an idle
- *   queue stops spinning after a few idle periods.
+ *   queue for up to cur_us. The window follows how long the worker waited for work once it went
+ *   idle, poll and sleep together (the driver's turnaround): a wait no longer than max_us (a poll
+ *   of the full ceiling would have caught it and saved the wake-up) doubles it up to max_us; a
+ *   longer wait (an idle queue, or a driver slower than the ceiling) halves it, to 0 below
+ *   PACE_POLL_MIN_US, so a queue stops spinning after a few such waits. Counting the poll matters:
+ *   a driver that comes back just after a full-ceiling poll must not keep the worker polling the
+ *   whole ceiling and then sleeping anyway, paying both, on every request.
  *
  * "held" is what the worker has in hand: requests popped and not yet completed plus chains waiting
  * in the avail ring.
@@ -68,9 +71,11 @@ struct pace_poll {
 void pace_poll_init(struct pace_poll *p, unsigned int max_us);
 
 /*
- * The worker polled cur_us without finding work (or did not poll), then slept slept_us until
- * something woke it: adapt the window as described above. No-op when max_us is 0.
+ * The worker went idle, polled cur_us without finding work (or did not poll), then slept until
+ * something woke it; waited_us is the whole wait, from going idle (the start of the poll, or of
+ * the sleep when it did not poll) to the wake-up: adapt the window as described above. No-op when
+ * max_us is 0. Caller: the worker, after each sleep.
  */
-void pace_poll_slept(struct pace_poll *p, uint64_t slept_us);
+void pace_poll_waited(struct pace_poll *p, uint64_t waited_us);
 
 #endif

@@ -293,7 +293,8 @@ static bool wk_poll(struct vq_worker *w)
 {
 	(void)vq_enable_kicks(w->vq, false);
 	wk_submit(w);
-	uint64_t deadline = wk_now_us() + w->poll.cur_us;
+	w->poll_from_us = wk_now_us();
+	uint64_t deadline = w->poll_from_us + w->poll.cur_us;
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
@@ -423,7 +424,8 @@ void wk_serve(struct vq_worker *w)
 			wk_abandon(w);
 			break;
 		}
-		if (w->poll.cur_us && !w->stopping && wk_poll(w))
+		bool polled = w->poll.cur_us && !w->stopping;
+		if (polled && wk_poll(w))
 			continue;
 		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
 		    vq_enable_kicks(w->vq, true))
@@ -443,8 +445,10 @@ void wk_serve(struct vq_worker *w)
 				r = 0; /* the next pass sees the time is up */
 		} else {
 			r = io_uring_submit_and_wait(&w->ring, 1);
+			/* The whole wait, the failed poll included: what a poll would have had to cover. */
 			if (w->poll.max_us)
-				pace_poll_slept(&w->poll, wk_now_us() - w->sleep_from_us);
+				pace_poll_waited(&w->poll, wk_now_us() - (polled ? w->poll_from_us
+										  : w->sleep_from_us));
 		}
 		/* Woken by a state report: the state the worker slept on, before anything changes it. */
 		wk_state_answer(w, true);

@@ -29,36 +29,48 @@ static void test_poll(void)
 	struct pace_poll p;
 
 	pace_poll_init(&p, 0);
-	pace_poll_slept(&p, 1);
-	TAP_CHECK(p.cur_us == 0, "poll_us 0: the window never opens, even after short sleeps");
+	pace_poll_waited(&p, 1);
+	TAP_CHECK(p.cur_us == 0, "poll_us 0: the window never opens, even after short waits");
 
 	pace_poll_init(&p, 50);
 	TAP_CHECK(p.cur_us == 50, "the window starts at the ceiling");
-	pace_poll_slept(&p, 30);
-	TAP_CHECK(p.cur_us == 50, "a short sleep keeps a full window");
-	pace_poll_slept(&p, 51);
-	TAP_CHECK(p.cur_us == 25, "a sleep past the ceiling halves the window");
-	pace_poll_slept(&p, 1000000);
-	pace_poll_slept(&p, 1000000);
-	TAP_CHECK(p.cur_us == 6, "long sleeps keep halving it (25 -> 12 -> 6)");
-	pace_poll_slept(&p, 1000000);
+	pace_poll_waited(&p, 30);
+	TAP_CHECK(p.cur_us == 50, "a short wait keeps a full window");
+	pace_poll_waited(&p, 51);
+	TAP_CHECK(p.cur_us == 25, "a wait past the ceiling halves the window");
+	pace_poll_waited(&p, 1000000);
+	pace_poll_waited(&p, 1000000);
+	TAP_CHECK(p.cur_us == 6, "long waits keep halving it (25 -> 12 -> 6)");
+	pace_poll_waited(&p, 1000000);
 	TAP_CHECK(p.cur_us == 0, "below the minimum the window closes (6 -> 3 -> 0)");
-	pace_poll_slept(&p, 1000000);
+	pace_poll_waited(&p, 1000000);
 	TAP_CHECK(p.cur_us == 0, "an idle queue stays closed");
-	pace_poll_slept(&p, 20);
-	TAP_CHECK(p.cur_us == PACE_POLL_MIN_US, "a short sleep reopens it at the minimum");
-	pace_poll_slept(&p, 20);
-	pace_poll_slept(&p, 20);
-	TAP_CHECK(p.cur_us == 4 * PACE_POLL_MIN_US, "and short sleeps double it");
+	pace_poll_waited(&p, 20);
+	TAP_CHECK(p.cur_us == PACE_POLL_MIN_US, "a short wait reopens it at the minimum");
+	pace_poll_waited(&p, 20);
+	pace_poll_waited(&p, 20);
+	TAP_CHECK(p.cur_us == 4 * PACE_POLL_MIN_US, "and short waits double it");
 	for (int i = 0; i < 10; i++)
-		pace_poll_slept(&p, 50);
-	TAP_CHECK(p.cur_us == 50, "never past the ceiling (a sleep of exactly the ceiling is short)");
+		pace_poll_waited(&p, 50);
+	TAP_CHECK(p.cur_us == 50, "never past the ceiling (a wait of exactly the ceiling is short)");
+
+	/* The wait counts the poll: a driver that comes back 10 us after a full 50 us poll took 60,
+	   past the ceiling, so the poll could not have caught it and the window shrinks instead of
+	   costing the whole ceiling and a sleep on every request. */
+	pace_poll_init(&p, 50);
+	pace_poll_waited(&p, 50 + 10);
+	TAP_CHECK(p.cur_us == 25, "a full-ceiling poll then a short sleep: past the ceiling, halved");
+	for (int i = 0; i < 4; i++)
+		pace_poll_waited(&p, 60);
+	TAP_CHECK(p.cur_us == 0, "a driver always just slower than the ceiling: polling stops");
+	pace_poll_waited(&p, 49);
+	TAP_CHECK(p.cur_us == PACE_POLL_MIN_US, "and resumes once it comes back within the ceiling");
 
 	pace_poll_init(&p, 3);
-	pace_poll_slept(&p, 1);
+	pace_poll_waited(&p, 1);
 	TAP_CHECK(p.cur_us == 3, "a ceiling below the minimum is still reached");
-	pace_poll_slept(&p, 4);
-	TAP_CHECK(p.cur_us == 0, "and closes on the first long sleep");
+	pace_poll_waited(&p, 4);
+	TAP_CHECK(p.cur_us == 0, "and closes on the first long wait");
 }
 
 int main(void)
