@@ -548,6 +548,20 @@ int vcon_drain(struct vcon_dev *d, int abort_fd, unsigned int stall_ms, bool pat
 	}
 }
 
+/*
+ * host -> guest: Linux's virtio_console re-posts each receive buffer as its reader empties it, and
+ * kicks for each (one page per read()): ask for a kick per batch of them while data can still come
+ * (worker.h: batch_kicks). At EOF or with the host side gone the buffers wait for nothing.
+ */
+static bool vcon_batch_kicks(struct virtio_dev *vdev, struct vq_worker *w)
+{
+	struct vcon_dev *d = vcon_of(vdev);
+	bool rx;
+	int i = vcon_queue_port(vq_worker_queue_index(w), &rx);
+
+	return i >= 0 && rx && d->port[i].to_guest && !d->port[i].eof && d->port[i].fd >= 0;
+}
+
 static const struct virtio_dev_ops vcon_dev_ops = {
 	.config_read = vcon_config_read,
 	.activate = vcon_activate,
@@ -560,6 +574,7 @@ static const struct vq_handler_ops vcon_queue_ops = {
 	.complete = vcon_complete,
 	.event = vcon_event,
 	.idle = vcon_idle,
+	.batch_kicks = vcon_batch_kicks,
 };
 
 /*

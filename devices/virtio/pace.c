@@ -13,6 +13,13 @@ bool pace_hold_interrupt(unsigned int unsignalled, unsigned int held)
 	return held != 0 && unsignalled < pace_slice(held);
 }
 
+unsigned int pace_kick_batch(unsigned int unconsumed)
+{
+	unsigned int n = unconsumed / 2;
+
+	return n < 1 ? 1 : n > PACE_KICK_BATCH_MAX ? PACE_KICK_BATCH_MAX : n;
+}
+
 void pace_poll_init(struct pace_poll *p, unsigned int max_us)
 {
 	p->max_us = max_us;

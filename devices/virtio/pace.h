@@ -61,6 +61,18 @@ unsigned int pace_slice(unsigned int held);
  */
 bool pace_hold_interrupt(unsigned int unsignalled, unsigned int held);
 
+/*
+ * Batched kicks on a receive queue (worker.h: batch_kicks). Linux's virtio_console hands its reader
+ * one page per read() and re-posts that page, kicking, at once: a kick (an exit of the guest's vCPU,
+ * a wake-up of the worker) per page. While the driver still holds `unconsumed` filled buffers, the
+ * worker can ask for a kick only after the driver re-posted a batch of them: half of what it holds
+ * (it keeps the other half to work on while the worker refills the batch), at most
+ * PACE_KICK_BATCH_MAX, at least 1. Never more than `unconsumed`: a driver that keeps consuming
+ * re-posts all of them, so it always reaches the kick.
+ */
+#define PACE_KICK_BATCH_MAX 32u
+unsigned int pace_kick_batch(unsigned int unconsumed);
+
 /* One worker's poll window. Owned by the worker thread. */
 struct pace_poll {
 	unsigned int max_us; /* the configured ceiling; 0 = never poll */

@@ -276,11 +276,13 @@ bool vq_should_notify(struct virtq *vq)
 	return want;
 }
 
-bool vq_enable_kicks(struct virtq *vq, bool enable)
+/* 2.7.10: the driver kicks when its new avail idx passes avail_event, i.e. for the chain at
+   avail_event: n chains from last_avail on means the one at last_avail + n - 1. */
+static bool vq_kicks_set(struct virtq *vq, bool enable, uint16_t n)
 {
 	if (vq->event_idx) {
 		if (enable)
-			vq_store16(vq_avail_event(vq), vq->last_avail);
+			vq_store16(vq_avail_event(vq), (uint16_t)(vq->last_avail + n - 1));
 	} else {
 		vq_store16(&vq->used->flags, enable ? 0 : VRING_USED_F_NO_NOTIFY);
 	}
@@ -292,6 +294,24 @@ bool vq_enable_kicks(struct virtq *vq, bool enable)
 	if (vq->broken)
 		return false;
 	return le16toh(__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE)) != vq->last_avail;
+}
+
+bool vq_enable_kicks(struct virtq *vq, bool enable)
+{
+	return enable ? vq_enable_kicks_after(vq, 1) : vq_kicks_set(vq, false, 1);
+}
+
+bool vq_enable_kicks_after(struct virtq *vq, uint16_t n)
+{
+	return vq_kicks_set(vq, true, n ? n : 1);
+}
+
+uint16_t vq_driver_unconsumed(const struct virtq *vq)
+{
+	if (!vq->event_idx)
+		return 0;
+	uint16_t n = (uint16_t)(vq->published - vq_load16(vq_used_event(vq)));
+	return n <= vq->size ? n : 0;
 }
 
 void vq_ring_words(const struct virtq *vq, struct vq_ring_words *w)

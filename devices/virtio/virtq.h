@@ -158,6 +158,25 @@ void vq_notify_decided(struct virtq *vq);
 bool vq_enable_kicks(struct virtq *vq, bool enable);
 
 /*
+ * Like vq_enable_kicks(vq, true), but with EVENT_IDX ask for the kick only once the driver has
+ * added n more chains (avail_event = last_avail + n - 1; n 0 is taken as 1): for a receive queue
+ * whose driver re-posts each buffer as it consumes one, n no more than the filled buffers it still
+ * holds (vq_driver_unconsumed), so a driver that keeps consuming always reaches the kick. A driver
+ * that waits with fewer than n new chains gets no kick: the caller must come back on its own
+ * (worker.c sleeps with a timeout then). Without EVENT_IDX the same as enabling kicks (each chain
+ * kicks: VRING_USED_F_NO_NOTIFY is all or nothing). Returns true when chains arrived meanwhile.
+ */
+bool vq_enable_kicks_after(struct virtq *vq, uint16_t n);
+
+/*
+ * With EVENT_IDX: how many published used entries the driver has not taken yet, as its used_event
+ * says (Linux writes the index of the next entry it will take there at each virtqueue_get_buf while
+ * it wants interrupts). A guess from hostile memory, for pacing only: 0 without EVENT_IDX or when
+ * the word says nothing sensible (ahead of what we published, or more than the ring holds).
+ */
+uint16_t vq_driver_unconsumed(const struct virtq *vq);
+
+/*
  * 2.7.10's vring_need_event(): true when `event` (the driver's used_event or avail_event) lies in
  * [old, new_idx), the entries made visible since `old`, computed modulo 2^16.
  */

@@ -307,6 +307,22 @@ static bool wk_poll(struct vq_worker *w)
 	return false;
 }
 
+/*
+ * How many chains the next kick may wait for (worker.h: batch_kicks, pace.h: pace_kick_batch): 1
+ * unless the device says the driver re-posts what it consumes; 1 once after a batched sleep timed
+ * out (the driver waited with fewer chains than asked: ask for each one again).
+ */
+static uint16_t wk_kick_batch(struct vq_worker *w)
+{
+	if (w->batch_off) {
+		w->batch_off = false;
+		return 1;
+	}
+	if (!w->cfg.ops->batch_kicks || !w->cfg.ops->batch_kicks(w->cfg.dev, w))
+		return 1;
+	return (uint16_t)pace_kick_batch(vq_driver_unconsumed(w->vq));
+}
+
 /* Cancel the pending kick and event reads: the ring must hold no reference to their buffers when
    they are freed, and a read left from this run would swallow a wakeup of the next one. */
 static void wk_cancel_reads(struct vq_worker *w)
@@ -427,9 +443,12 @@ void wk_serve(struct vq_worker *w)
 		bool polled = w->poll.cur_us && !w->stopping;
 		if (polled && wk_poll(w))
 			continue;
-		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free &&
-		    vq_enable_kicks(w->vq, true))
-			continue; /* chains arrived while we were busy: no kick will come for them */
+		uint16_t batch = 1;
+		if (!w->stopping && !w->backpressure && !w->failed && w->nr_free) {
+			batch = wk_kick_batch(w);
+			if (vq_enable_kicks_after(w->vq, batch))
+				continue; /* chains arrived while we were busy: no kick will come for them */
+		}
 		/* The avail ring was just found empty (kicks on) and nothing is open. */
 		if (!w->stopping && !w->backpressure && !w->failed && w->busy_reqs == 0 &&
 		    w->cfg.ops->idle)
@@ -443,6 +462,18 @@ void wk_serve(struct vq_worker *w)
 			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
 			if (r == -ETIME)
 				r = 0; /* the next pass sees the time is up */
+		} else if (batch > 1) {
+			/* A driver that waits with fewer than `batch` chains re-posted gets no kick out:
+			   look at the ring after a while anyway; the next sleep asks for every chain. */
+			struct __kernel_timespec ts = { .tv_sec = 0,
+							.tv_nsec = VQ_BATCH_SLEEP_MS * 1000000LL };
+			struct io_uring_cqe *cqe;
+			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+			if (r == -ETIME) {
+				r = 0;
+				w->batch_off = true;
+				w->batch_timeouts++;
+			}
 		} else {
 			r = io_uring_submit_and_wait(&w->ring, 1);
 			/* The whole wait, the failed poll included: what a poll would have had to cover. */

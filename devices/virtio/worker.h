@@ -22,7 +22,8 @@
  *     reap every CQE: kick/stop/event re-armed (event -> ops->event);
  *                     request CQEs -> ops->complete(dev, w, req, res)
  *     vq_publish(); interrupt if the driver asked (set the transport's interrupt status, write irqfd)
- *     re-enable kicks (EVENT_IDX avail_event); if chains arrived meanwhile, loop without sleeping
+ *     re-enable kicks (EVENT_IDX avail_event, maybe a batch ahead: ops->batch_kicks); if chains
+ *     arrived meanwhile, loop without sleeping
  *     nothing open and nothing to pop: ops->idle
  *     optional busy-poll of the avail ring (adaptive window up to poll_us, pace.h), then
  *     io_uring_submit_and_wait(1)
@@ -60,6 +61,14 @@
 
 struct vq_worker;
 struct virtio_dev;
+
+/*
+ * A worker that asked for a batched kick (vq_handler_ops.batch_kicks) sleeps at most this long
+ * before it looks at the avail ring by itself; the sleep after such a timeout asks for a kick per
+ * chain again. Only a driver that waits with fewer chains re-posted than it was asked for (not
+ * Linux's virtio_console, which re-posts each buffer it consumed) ever waits that long.
+ */
+#define VQ_BATCH_SLEEP_MS 10
 
 /*
  * One request: a popped chain in one of the worker's slots. Owned by the worker thread; the device
@@ -122,6 +131,16 @@ struct vq_handler_ops {
 	 * host side, report a drain). Called before every such sleep; keep it cheap. Submits nothing.
 	 */
 	void (*idle)(struct virtio_dev *dev, struct vq_worker *w);
+	/*
+	 * Optional. Asked before each sleep: true when the driver re-posts every buffer of this queue
+	 * as it consumes the data in it (a receive queue: Linux's virtio_console input port does), and
+	 * more data can come for them, so kicks may be batched: the worker then asks for one kick per
+	 * pace_kick_batch() re-posted buffers (EVENT_IDX avail_event set ahead), never more than the
+	 * filled buffers the driver still holds, and sleeps at most VQ_BATCH_SLEEP_MS before it looks
+	 * at the ring by itself (a driver that waits with fewer buffers re-posted is served late, never
+	 * left waiting). NULL or false: a kick per chain. Submits nothing.
+	 */
+	bool (*batch_kicks)(struct virtio_dev *dev, struct vq_worker *w);
 };
 
 /* How the transport makes a queue's worker; copied by vq_worker_create. */

@@ -196,7 +196,8 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 	w->stop_deadline_us = w->drain_us = w->drain_deadline_us = 0;
 	w->state_armed = false;
 	w->irq_used = vq->published; /* nothing signalled yet in this run */
-	w->kicks = w->irqs = 0;
+	w->kicks = w->irqs = w->batch_timeouts = 0;
+	w->batch_off = false;
 	pace_poll_init(&w->poll, w->cfg.poll_us);
 
 	pthread_mutex_lock(&w->lock);

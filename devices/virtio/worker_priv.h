@@ -59,6 +59,8 @@ struct vq_worker {
 	uint64_t drain_deadline_us; /* stopping: requests may complete normally until then */
 	struct pace_poll poll; /* the adaptive busy-poll window (pace.h), reset at each start */
 	bool abandoning; /* stop gave up on in-flight requests: no SQE is handed out any more */
+	bool batch_off;	 /* a batched-kick sleep timed out: the next sleep asks for every chain */
+	uint64_t batch_timeouts; /* batched-kick sleeps that ended by their timeout, in this run */
 
 	/*
 	 * The state report (virtq_state.h). state_fd is an eventfd the ring always reads while

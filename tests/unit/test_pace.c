@@ -1,4 +1,6 @@
 /* test_pace.c: the worker's timing decisions (devices/virtio/pace.h): slices, held interrupts, polling. */
+#include <stdbool.h>
+
 #include "devices/virtio/pace.h"
 #include "tests/unit/tap.h"
 
@@ -73,10 +75,25 @@ static void test_poll(void)
 	TAP_CHECK(p.cur_us == 0, "and closes on the first long wait");
 }
 
+static void test_kick_batch(void)
+{
+	TAP_CHECK(pace_kick_batch(0) == 1, "the driver holds nothing filled: a kick per chain");
+	TAP_CHECK(pace_kick_batch(1) == 1, "one filled buffer held: a kick per chain");
+	TAP_CHECK(pace_kick_batch(3) == 1, "three held: half is one");
+	TAP_CHECK(pace_kick_batch(10) == 5, "ten held: a kick per five re-posted (half)");
+	TAP_CHECK(pace_kick_batch(64) == PACE_KICK_BATCH_MAX, "64 held: the cap");
+	TAP_CHECK(pace_kick_batch(65535) == PACE_KICK_BATCH_MAX, "any number held: never past the cap");
+	bool within = true;
+	for (unsigned int n = 0; n < 300; n++)
+		within &= pace_kick_batch(n) >= 1 && pace_kick_batch(n) <= (n ? n : 1);
+	TAP_CHECK(within, "a batch is 1 or more, and never more than the filled buffers held (0..299)");
+}
+
 int main(void)
 {
 	test_slice();
 	test_hold_interrupt();
 	test_poll();
+	test_kick_batch();
 	return tap_done();
 }

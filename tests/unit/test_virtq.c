@@ -361,6 +361,47 @@ static void test_used_and_notify(void)
 	TAP_CHECK(vq_pop(&vq, &chain) == 1 && !vq_enable_kicks(&vq, true) &&
 			  fake_ring_avail_event(&fr) == 1,
 		  "EVENT_IDX: avail_event = next avail index we will pop");
+
+	/* A kick after n chains (a receive queue whose driver re-posts what it consumed). */
+	TAP_CHECK(!vq_enable_kicks_after(&vq, 8) && fake_ring_avail_event(&fr) == 1 + 7,
+		  "after 8: avail_event = last_avail + 7 (the 8th new chain kicks, 2.7.10)");
+	TAP_CHECK(!vq_enable_kicks_after(&vq, 0) && fake_ring_avail_event(&fr) == 1,
+		  "after 0 is after 1: avail_event = last_avail");
+	vq.last_avail = 65530;
+	fr.avail_idx = 65530;
+	fake_ring_set_avail_idx(&fr, 65530);
+	TAP_CHECK(!vq_enable_kicks_after(&vq, 10) && fake_ring_avail_event(&fr) == 3,
+		  "avail_event wraps modulo 2^16 (65530 + 9)");
+	uint16_t ev = fake_ring_avail_event(&fr), oldi = 65530;
+	bool kicked_early = false;
+	for (uint16_t i = 1; i < 10; i++)
+		kicked_early |= vq_need_event(ev, (uint16_t)(oldi + i), (uint16_t)(oldi + i - 1));
+	TAP_CHECK(!kicked_early && vq_need_event(ev, (uint16_t)(oldi + 10), (uint16_t)(oldi + 9)),
+		  "a driver adding one chain at a time kicks for the 10th and not before");
+	fake_ring_publish(&fr, fake_ring_add_chain(&fr, &b, 1));
+	TAP_CHECK(vq_enable_kicks_after(&vq, 10), "after n: reports chains that are already there");
+	(void)setup(0, 0);
+	fake_ring_set_avail_flags(&fr, 0);
+	(void)vq_enable_kicks(&vq, false);
+	TAP_CHECK(!vq_enable_kicks_after(&vq, 8) && fake_ring_used_flags(&fr) == 0,
+		  "no EVENT_IDX: after n just enables kicks (each chain kicks)");
+
+	/* The filled buffers the driver has not taken, from its used_event. */
+	TAP_CHECK(vq_driver_unconsumed(&vq) == 0, "no EVENT_IDX: nothing known, 0");
+	(void)setup(ALL_FEATURES, 0);
+	for (int i = 0; i < 10; i++)
+		vq_push(&vq, 0, 0);
+	vq_publish(&vq);
+	fake_ring_set_used_event(&fr, 4);
+	TAP_CHECK(vq_driver_unconsumed(&vq) == 6, "published 10, used_event 4: 6 not taken");
+	fake_ring_set_used_event(&fr, 10);
+	TAP_CHECK(vq_driver_unconsumed(&vq) == 0, "used_event at what we published: all taken");
+	fake_ring_set_used_event(&fr, 11);
+	TAP_CHECK(vq_driver_unconsumed(&vq) == 0, "used_event ahead of what we published: 0, not 65535");
+	fake_ring_set_used_event(&fr, (uint16_t)(10 - QSIZE - 1));
+	TAP_CHECK(vq_driver_unconsumed(&vq) == 0, "more than the ring holds: nonsense, 0");
+	fake_ring_set_used_event(&fr, (uint16_t)(10 - QSIZE));
+	TAP_CHECK(vq_driver_unconsumed(&vq) == QSIZE, "a whole ring not taken: QSIZE");
 }
 
 static void test_reader_writer(void)

@@ -47,12 +47,14 @@ test_pagewalk_SRCS := arch/x86/pagewalk.c vmm/guest_mem.c tests/unit/test_pagewa
 test_gdb_x86_SRCS := arch/x86/gdb_x86.c arch/x86/pagewalk.c vmm/guest_mem.c tests/unit/test_gdb_x86.c
 
 # devices/virtio and devices/blk: rings, transport, pacing, the blk request parser, blk end to end.
-UNIT_TESTS += virtq mmio xfer pace worker_pace blk_spec blk_req blk_e2e virtq_state
+UNIT_TESTS += virtq mmio xfer pace worker_pace worker_batch blk_spec blk_req blk_e2e virtq_state
 test_virtq_SRCS := devices/virtio/virtq.c devices/virtio/chain.c $(VIRTIO_FAKES) tests/unit/test_virtq.c
 test_mmio_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_mmio.c
 test_xfer_SRCS := devices/virtio/xfer.c tests/unit/test_xfer.c
 test_pace_SRCS := devices/virtio/pace.c tests/unit/test_pace.c
 test_worker_pace_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_pace.c
+# A receive queue's kicks in batches: a Linux-like driver and one that waits (worker.h: batch_kicks).
+test_worker_batch_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_worker_batch.c
 # The state report of a queue (SIGUSR2): a fake ring's known state, a real worker's answer.
 test_virtq_state_SRCS := $(VIRTIO_SRCS) $(VIRTIO_FAKES) tests/unit/test_virtq_state.c
 # vmm/devices.c over a test-only table of fake kinds.
