@@ -19,6 +19,7 @@
  */
 
 struct vm;
+struct img; /* vmm/image.h */
 /* A kernel loaded into guest memory, and how to enter it. */
 struct arch_boot;
 
@@ -27,16 +28,18 @@ struct arch_boot;
 __attribute__((warn_unused_result)) int arch_machine_init(struct vm *vm);
 
 /*
- * Load a kernel image (image[0..size), kept mapped by the caller until arch_boot_describe()) into
- * guest memory. 0 with *out set, -ENOEXEC for a file that is no kernel this architecture boots,
- * -ENOMEM when it does not fit in guest RAM, another -errno for a corrupt or unsupported one.
+ * Load a kernel image into guest memory, reading what is loaded straight into place (the image
+ * need not stay open afterwards). 0 with *out set, -ENOEXEC for a file that is no kernel this
+ * architecture boots, -ENOMEM when it does not fit in guest RAM, -EIO or another -errno from
+ * reading it, another -errno for a corrupt or unsupported one.
  */
-__attribute__((warn_unused_result)) int arch_kernel_load(struct vm *vm, const uint8_t *image, size_t size,
+__attribute__((warn_unused_result)) int arch_kernel_load(struct vm *vm, const struct img *image,
 							  struct arch_boot **out);
 
-/* Copy an initrd into guest memory where the loaded kernel accepts it. 0, or -ENOMEM. */
+/* Read an initrd into guest memory where the loaded kernel accepts it. 0, -ENOMEM (it does not
+   fit), or -errno from reading it. */
 __attribute__((warn_unused_result)) int arch_initrd_load(struct vm *vm, struct arch_boot *b,
-							  const uint8_t *image, size_t size);
+							  const struct img *image);
 
 /* What every kernel command line on this machine starts with (console, reboot method, quirks). */
 const char *arch_cmdline_base(void);

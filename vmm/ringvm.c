@@ -10,9 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +23,7 @@
 #include "vmm/devices.h"
 #include "vmm/errmsg.h"
 #include "vmm/gdb_stub.h"
+#include "vmm/image.h"
 #include "vmm/kcmdline.h"
 #include "vmm/machine.h"
 #include "vmm/privilege.h"
@@ -70,47 +69,6 @@ struct ringvm {
 	struct state_report report; /* SIGUSR2 (vmm/state_report.h) */
 	int state_fd; /* where its lines go: stderr, or RINGVM_STATE_LOG's file (ours to close) */
 };
-
-/* A read-only mapping of a whole file. */
-struct mapped_file {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int map_file(const char *path, struct mapped_file *f)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return -ENODATA;
-	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	f->data = p;
-	f->size = (size_t)st.st_size;
-	return 0;
-}
-
-static void unmap_file(struct mapped_file *f)
-{
-	if (f->data)
-		munmap((void *)(uintptr_t)f->data, f->size);
-	f->data = NULL;
-}
 
 /* ringvm.env=, ringvm.cwd= and ringvm.user= (guest/protocol.h), when asked for. 0 or -E2BIG. */
 static int append_launch(const struct ringvm_launch *l, struct kcmdline *c)
@@ -206,19 +164,19 @@ bool ringvm_config_wants_streams(const struct ringvm_config *cfg)
 
 static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char *err, size_t errlen)
 {
-	struct mapped_file kernel = { 0 }, initrd = { 0 };
+	struct img kernel = { .fd = -1 }, initrd = { .fd = -1 };
 	struct arch_boot *boot = NULL;
 	char *cmdline = NULL;
 	int ret = ringvm_config_check(cfg, err, errlen);
 	if (ret)
 		return ret;
 
-	ret = map_file(cfg->kernel, &kernel);
+	ret = img_open(cfg->kernel, &kernel);
 	if (ret)
 		return errmsg(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
 			    ret == -ENODATA ? "empty file" : strerror(-ret));
 	if (cfg->initrd) {
-		ret = map_file(cfg->initrd, &initrd);
+		ret = img_open(cfg->initrd, &initrd);
 		if (ret) {
 			ret = errmsg(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
 				   ret == -ENODATA ? "empty file" : strerror(-ret));
@@ -240,7 +198,7 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	r->vm.verbose = cfg->verbose;
 	r->streams = ringvm_config_wants_streams(cfg);
 
-	ret = arch_kernel_load(&r->vm, kernel.data, kernel.size, &boot);
+	ret = arch_kernel_load(&r->vm, &kernel, &boot);
 	if (ret == -ENOEXEC) {
 		ret = errmsg(err, errlen, ret, "%s is neither a bzImage nor an ELF vmlinux", cfg->kernel);
 		goto out;
@@ -248,17 +206,31 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 		ret = errmsg(err, errlen, ret, "kernel %s does not fit in %llu MiB of guest memory",
 			       cfg->kernel, (unsigned long long)(cfg->memory >> 20));
 		goto out;
-	} else if (ret) {
+	} else if (ret == -EINVAL) {
 		ret = errmsg(err, errlen, ret,
 			       "kernel %s is corrupt or unsupported (needs a 64-bit bzImage or a PVH vmlinux)",
 			       cfg->kernel);
 		goto out;
-	}
-	if (initrd.data && (ret = arch_initrd_load(&r->vm, boot, initrd.data, initrd.size)) != 0) {
-		ret = errmsg(err, errlen, ret,
-			       "initrd %s (%zu MiB) does not fit in guest memory next to the kernel", cfg->initrd,
-			       initrd.size >> 20);
+	} else if (ret) {
+		ret = errmsg(err, errlen, ret, "cannot read kernel %s: %s", cfg->kernel,
+			     ret == -EIO ? "it changed while being read, or an I/O error" : strerror(-ret));
 		goto out;
+	}
+	/* What the kernel loads is in guest RAM now: its file is done with. */
+	img_close(&kernel);
+	if (initrd.fd >= 0) {
+		ret = arch_initrd_load(&r->vm, boot, &initrd);
+		if (ret == -ENOMEM) {
+			ret = errmsg(err, errlen, ret,
+				     "initrd %s (%llu MiB) does not fit in guest memory next to the kernel",
+				     cfg->initrd, (unsigned long long)(initrd.size >> 20));
+			goto out;
+		} else if (ret) {
+			ret = errmsg(err, errlen, ret, "cannot read initrd %s: %s", cfg->initrd,
+				     ret == -EIO ? "it changed while being read, or an I/O error" : strerror(-ret));
+			goto out;
+		}
+		img_close(&initrd);
 	}
 
 	/* The serial console: the terminal for a tty or the shell; with streams, only what the
@@ -332,8 +304,8 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 out:
 	free(cmdline);
 	arch_boot_free(boot);
-	unmap_file(&kernel);
-	unmap_file(&initrd);
+	img_close(&kernel);
+	img_close(&initrd);
 	return ret;
 }
 

@@ -1,5 +1,5 @@
 # vmm: the machine (KVM, memory, vCPUs, buses, config) and the ringvm CLI.
-LIB_SRCS += vmm/guest_mem.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/vcpu_state.c vmm/state_report.c vmm/console.c vmm/devices.c \
+LIB_SRCS += vmm/guest_mem.c vmm/image.c vmm/bus.c vmm/vm.c vmm/vcpu.c vmm/vcpu_state.c vmm/state_report.c vmm/console.c vmm/devices.c \
 	vmm/kcmdline.c vmm/config.c \
 	vmm/ringvm.c vmm/serve.c vmm/seccomp.c vmm/privilege.c vmm/errmsg.c vmm/unix_sock.c
 # The CLI: option and spec parsing, the JSON configuration file (json-c: the CLI's alone, not the

@@ -5,8 +5,10 @@
 #include <asm/e820.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "vmm/image.h"
 #include "vmm/layout.h"
 
 /* Offsets into a bzImage file (Documentation/arch/x86/boot.rst, "The real-mode kernel header"). */
@@ -52,32 +54,40 @@ static uint64_t low_ram_end(const struct guest_mem *gm)
 	return gm->regions[0].size;
 }
 
-static int load_bzimage(const struct guest_mem *gm, const uint8_t *image, size_t size,
-			struct x86_kernel *out)
+static int load_bzimage(const struct guest_mem *gm, const struct img *image, struct x86_kernel *out)
 {
+	/* The setup header, read whole: the jump in it (at BZ_HDR_JUMP_OFF) says how long it really is. */
 	struct setup_header hdr;
-	if (size < BZ_SETUP_HDR_OFF + sizeof(hdr))
+	uint8_t head[sizeof(hdr)];
+	_Static_assert(BZ_HDR_JUMP_OFF - BZ_SETUP_HDR_OFF < sizeof(hdr), "the jump lies in the setup header");
+	if (image->size < BZ_SETUP_HDR_OFF + sizeof(hdr))
 		return -ENOEXEC;
-	memcpy(&hdr, image + BZ_SETUP_HDR_OFF, sizeof(hdr));
+	int ret = img_read(image, head, sizeof(head), BZ_SETUP_HDR_OFF);
+	if (ret)
+		return ret;
+	memcpy(&hdr, head, sizeof(hdr));
 	if (hdr.boot_flag != 0xaa55 || hdr.header != BZ_HEADER_MAGIC)
 		return -ENOEXEC;
 	if (hdr.version < BZ_MIN_VERSION || !(hdr.xloadflags & XLF_KERNEL_64))
 		return -EINVAL; /* a bzImage, but one without a 64-bit entry point */
 
+	uint64_t size = image->size;
 	size_t setup_sects = hdr.setup_sects ? hdr.setup_sects : 4;
 	size_t payload_off = (setup_sects + 1) * 512;
-	size_t hdr_len = 0x202 + (size_t)image[BZ_HDR_JUMP_OFF] - BZ_SETUP_HDR_OFF;
+	size_t hdr_len = 0x202 + (size_t)head[BZ_HDR_JUMP_OFF - BZ_SETUP_HDR_OFF] - BZ_SETUP_HDR_OFF;
 	if (payload_off >= size || hdr_len > sizeof(hdr) + 64 || BZ_SETUP_HDR_OFF + hdr_len > size)
 		return -EINVAL;
 
-	size_t payload = size - payload_off;
+	uint64_t payload = size - payload_off;
 	/* syssize counts 16-byte paragraphs of protected-mode code: a truncated file falls short. */
 	if ((uint64_t)hdr.syssize * 16 > payload)
 		return -EINVAL;
 	uint8_t *dst = gm_ptr(gm, LAYOUT_HIGH_MEM_START, payload);
 	if (!dst)
 		return -ENOMEM;
-	memcpy(dst, image + payload_off, payload);
+	ret = img_read(image, dst, payload, payload_off);
+	if (ret)
+		return ret;
 
 	/*
 	 * The decompressor moves itself to pref_address (aligned up, at least LOAD_PHYSICAL_ADDR) and
@@ -97,7 +107,7 @@ static int load_bzimage(const struct guest_mem *gm, const uint8_t *image, size_t
 		.end = end,
 		.cmdline_max = hdr.cmdline_size,
 		.initrd_max = hdr.initrd_addr_max,
-		.setup_hdr = image + BZ_SETUP_HDR_OFF,
+		.setup_hdr = hdr,
 		.setup_hdr_len = hdr_len < sizeof(hdr) ? hdr_len : sizeof(hdr),
 	};
 	return 0;
@@ -136,13 +146,34 @@ static uint64_t pvh_find_entry(const uint8_t *note, size_t len)
 	return 0;
 }
 
-static int load_elf_pvh(const struct guest_mem *gm, const uint8_t *image, size_t size,
-			struct x86_kernel *out)
+/*
+ * *entry = the PVH entry in a PT_NOTE segment (0: none). A segment larger than PVH_NOTE_MAX is not
+ * read (a vmlinux's notes, Xen's and the build ID, take a few hundred bytes). 0 or -errno.
+ */
+#define PVH_NOTE_MAX (1u << 20)
+static int pvh_note_entry(const struct img *image, const Elf64_Phdr *ph, uint64_t *entry)
+{
+	if (ph->p_filesz == 0 || ph->p_filesz > PVH_NOTE_MAX)
+		return 0;
+	uint8_t *note = malloc(ph->p_filesz);
+	if (!note)
+		return -ENOMEM;
+	int ret = img_read(image, note, ph->p_filesz, ph->p_offset);
+	if (!ret)
+		*entry = pvh_find_entry(note, ph->p_filesz);
+	free(note);
+	return ret;
+}
+
+static int load_elf_pvh(const struct guest_mem *gm, const struct img *image, struct x86_kernel *out)
 {
 	Elf64_Ehdr eh;
+	uint64_t size = image->size;
 	if (size < sizeof(eh))
 		return -ENOEXEC;
-	memcpy(&eh, image, sizeof(eh));
+	int ret = img_read(image, &eh, sizeof(eh), 0);
+	if (ret)
+		return ret;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
 		return -ENOEXEC;
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
@@ -154,11 +185,13 @@ static int load_elf_pvh(const struct guest_mem *gm, const uint8_t *image, size_t
 	uint64_t entry = 0, end = 0;
 	for (unsigned int i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
-		memcpy(&ph, image + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		ret = img_read(image, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph));
+		if (ret)
+			return ret;
 		if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
 			return -EINVAL;
-		if (ph.p_type == PT_NOTE && !entry)
-			entry = pvh_find_entry(image + ph.p_offset, ph.p_filesz);
+		if (ph.p_type == PT_NOTE && !entry && (ret = pvh_note_entry(image, &ph, &entry)) != 0)
+			return ret;
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_filesz > ph.p_memsz)
@@ -166,7 +199,9 @@ static int load_elf_pvh(const struct guest_mem *gm, const uint8_t *image, size_t
 		uint8_t *dst = gm_ptr(gm, ph.p_paddr, ph.p_memsz);
 		if (!dst)
 			return -ENOMEM;
-		memcpy(dst, image + ph.p_offset, ph.p_filesz);
+		ret = img_read(image, dst, ph.p_filesz, ph.p_offset);
+		if (ret)
+			return ret;
 		memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
 		if (ph.p_paddr + ph.p_memsz > end)
 			end = ph.p_paddr + ph.p_memsz;
@@ -183,13 +218,12 @@ static int load_elf_pvh(const struct guest_mem *gm, const uint8_t *image, size_t
 	return 0;
 }
 
-int x86_load_kernel(const struct guest_mem *gm, const uint8_t *image, size_t size,
-		    struct x86_kernel *out)
+int x86_load_kernel(const struct guest_mem *gm, const struct img *image, struct x86_kernel *out)
 {
-	int ret = load_bzimage(gm, image, size, out);
+	int ret = load_bzimage(gm, image, out);
 	if (ret != -ENOEXEC)
 		return ret;
-	return load_elf_pvh(gm, image, size, out);
+	return load_elf_pvh(gm, image, out);
 }
 
 uint64_t x86_initrd_addr(const struct guest_mem *gm, const struct x86_kernel *k, uint64_t size)
@@ -236,7 +270,7 @@ static int write_boot_params(const struct guest_mem *gm, const struct x86_kernel
 {
 	struct boot_params bp;
 	memset(&bp, 0, sizeof(bp));
-	memcpy(&bp.hdr, k->setup_hdr, k->setup_hdr_len);
+	memcpy(&bp.hdr, &k->setup_hdr, k->setup_hdr_len);
 	bp.hdr.type_of_loader = 0xff; /* "undefined" loader */
 	bp.hdr.loadflags |= CAN_USE_HEAP | LOADED_HIGH;
 	bp.hdr.heap_end_ptr = 0xfe00;

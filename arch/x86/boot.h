@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <asm/bootparam.h>
+
 #include "vmm/guest_mem.h"
+#include "vmm/image.h"
 
 enum x86_entry_kind {
 	X86_ENTRY_LINUX64, /* 64-bit boot protocol: long mode, RSI = boot_params */
@@ -19,20 +22,22 @@ struct x86_kernel {
 	uint64_t end;        /* first guest-physical byte after the loaded image and its bss */
 	uint32_t cmdline_max; /* longest command line the kernel accepts, without the NUL */
 	uint32_t initrd_max;  /* highest address the initrd may end at (bzImage initrd_addr_max) */
-	/* bzImage only: the setup header, copied into boot_params. */
-	const uint8_t *setup_hdr;
+	/* bzImage only: the setup header (its first setup_hdr_len bytes as the file has them), copied
+	   into boot_params. */
+	struct setup_header setup_hdr;
 	size_t setup_hdr_len;
 };
 
 /*
- * Load a kernel image (file contents in image[0..size)) into guest memory: a bzImage whose header
- * offers the 64-bit entry (protocol >= 2.12? XLF_KERNEL_64), or an ELF64 vmlinux with a PVH
- * (XEN_ELFNOTE_PHYS32_ENTRY) note. Every segment is checked against guest RAM. Returns 0, -ENOEXEC
- * for an image that is neither, -EINVAL for a corrupt one, -ENOMEM when it does not fit.
- * The caller keeps image mapped until the boot information is written.
+ * Load a kernel image into guest memory: a bzImage whose header offers the 64-bit entry (protocol
+ * >= 2.12, XLF_KERNEL_64), or an ELF64 vmlinux with a PVH (XEN_ELFNOTE_PHYS32_ENTRY) note. Headers
+ * are read into locals and checked; each segment (the bzImage's payload, the vmlinux's PT_LOADs)
+ * is checked against guest RAM and read straight into it (vmm/image.h); the rest of the file is
+ * never read. Returns 0, -ENOEXEC for an image that is neither, -EINVAL for a corrupt one, -ENOMEM
+ * when it does not fit, -EIO or another -errno when the file cannot be read. *out keeps nothing of
+ * image.
  */
-__attribute__((warn_unused_result)) int x86_load_kernel(const struct guest_mem *gm,
-							 const uint8_t *image, size_t size,
+__attribute__((warn_unused_result)) int x86_load_kernel(const struct guest_mem *gm, const struct img *image,
 							 struct x86_kernel *out);
 
 /*

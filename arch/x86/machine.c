@@ -24,12 +24,12 @@ int arch_machine_init(struct vm *vm)
 	return x86_legacy_register(vm);
 }
 
-int arch_kernel_load(struct vm *vm, const uint8_t *image, size_t size, struct arch_boot **out)
+int arch_kernel_load(struct vm *vm, const struct img *image, struct arch_boot **out)
 {
 	struct arch_boot *b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	int ret = x86_load_kernel(&vm->mem, image, size, &b->k);
+	int ret = x86_load_kernel(&vm->mem, image, &b->k);
 	if (ret) {
 		free(b);
 		return ret;
@@ -39,13 +39,16 @@ int arch_kernel_load(struct vm *vm, const uint8_t *image, size_t size, struct ar
 	return 0;
 }
 
-int arch_initrd_load(struct vm *vm, struct arch_boot *b, const uint8_t *image, size_t size)
+int arch_initrd_load(struct vm *vm, struct arch_boot *b, const struct img *image)
 {
+	uint64_t size = image->size;
 	uint64_t addr = x86_initrd_addr(&vm->mem, &b->k, size);
 	void *dst = addr ? gm_ptr(&vm->mem, addr, size) : NULL;
 	if (!dst)
 		return -ENOMEM;
-	memcpy(dst, image, size);
+	int ret = img_read(image, dst, size, 0);
+	if (ret)
+		return ret;
 	b->info.initrd_addr = addr;
 	b->info.initrd_size = size;
 	return 0;

@@ -8,6 +8,15 @@
 # and gives the like-for-like figures too, ringvm on the bzImage and QEMU on the vmlinux through PVH.
 # Prints medians and the ratio ringvm / QEMU (< 1: ringvm is faster). Figures, never pass/fail. Run
 # through tests/with-kvm; the tree is `make ktree`'s (KTREE overrides it).
+#
+# Where the files live: a developer's tree and ringvm sit on a local disk, in the page cache after
+# the build. In the lab the checkout is a 9p share with cache=mmap, whose page cache goes at every
+# close: each run would read the kernel and ringvm's own binary over 9p again, while QEMU and
+# virtiofsd come from the host's root (cache=loose, kept in L1's page cache). So both peers boot a
+# copy of the tree's boot files (its .config, release, images and the modules it built: what
+# `run --kernel TREE` and QEMU read) in L1's own memory, and ringvm runs from a copy there too;
+# one row keeps ringvm on the 9p checkout, to show what the share costs. DEVLOOP_LOCAL=0 boots
+# everything in place.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/bench/peers/lib.sh
@@ -23,6 +32,31 @@ cleanup() {
 	rm -rf "$data"
 }
 trap cleanup EXIT
+shared_tree=$tree shared_ringvm=$ringvm
+if [ "${DEVLOOP_LOCAL:-1}" = 1 ]; then
+	# The tree's boot files, at the same places under the copy (modules.order names the .ko files).
+	mkdir -p "$data/tree" "$data/bin/guest"
+	(cd "$tree" && cp --parents .config include/config/kernel.release vmlinux arch/x86/boot/bzImage \
+		"$data/tree/" &&
+		for f in modules.order modules.builtin modules.builtin.modinfo; do
+			[ ! -f "$f" ] || cp "$f" "$data/tree/"
+		done &&
+		if [ -f modules.order ]; then
+			sed 's/\.o$/.ko/' modules.order | while read -r ko; do
+				[ ! -f "$ko" ] || cp --parents "$ko" "$data/tree/"
+			done
+		fi) || { echo "devloop: cannot copy $tree's boot files" >&2; exit 1; }
+	tree=$data/tree
+	# ringvm and the guest files it takes from next to itself (vmm/cli_run.c).
+	guest_files=$(dirname "$ringvm")/guest
+	cp "$ringvm" "$data/bin/ringvm" &&
+		cp "$guest_files"/init "$guest_files"/tree-initramfs.sh "$guest_files"/mkinitramfs.sh \
+			"$guest_files"/kmod-closure.sh "$data/bin/guest/" || exit 1
+	ringvm=$data/bin/ringvm
+	where="the tree's boot files and ringvm copied to L1's memory (a local disk's page cache)"
+else
+	where="the tree and ringvm in place"
+fi
 bench_hold_latency >"$data/latency" # in this shell, not a $(...) subshell: the fd must stay open
 latency=$(cat "$data/latency")
 BENCH_MEM=512M
@@ -30,8 +64,12 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # The first ringvm run makes the tree's initramfs (kept in the cache) and warms the page cache.
 "$ringvm" run --kernel "$tree" -- true || { echo "devloop: ringvm cannot boot $tree" >&2; exit 1; }
+[ "$shared_tree" = "$tree" ] || "$shared_ringvm" run --kernel "$shared_tree" -- true ||
+	{ echo "devloop: ringvm cannot boot $shared_tree" >&2; exit 1; }
 # (the tree's modules share is what `run --kernel TREE` adds by itself; named here for the direct run)
-initrd=$(ls "$XDG_CACHE_HOME"/ringvm/trees/*/initramfs.img)
+# (the cache's directory for a tree is named after its path: vmm/cli_tree.c)
+initrd=$XDG_CACHE_HOME/ringvm/trees/$(printf '%s' "${tree#/}" | tr / _)/initramfs.img
+[ -f "$initrd" ] || { echo "devloop: no initramfs made for $tree" >&2; exit 1; }
 
 release=$(cat "$tree/include/config/kernel.release")
 # What `run --kernel TREE` boots: the vmlinux through PVH when the tree has CONFIG_PVH=y.
@@ -49,7 +87,8 @@ ringvm_once() {
 	local name=$1 t0 rc
 	shift
 	t0=$(now_ms)
-	"$ringvm" run --memory "$BENCH_MEM" --cpus 1 --timing "$@" -- true >"$data/ringvm.log" 2>"$data/ringvm.err" </dev/null
+	"${RINGVM_BIN:-$ringvm}" run --memory "$BENCH_MEM" --cpus 1 --timing "$@" -- true >"$data/ringvm.log" \
+		2>"$data/ringvm.err" </dev/null
 	rc=$?
 	if [ "$rc" = 0 ]; then
 		echo $(($(now_ms) - t0)) >>"$data/$name.ms"
@@ -90,6 +129,8 @@ qemu_once() {
 modules="$(dirname "$initrd")/root/lib/modules/$release:/lib/modules/$release,readonly"
 for _ in $(seq "$n"); do
 	ringvm_once ringvm --kernel "$tree"
+	# The lab's artefact, for scale: ringvm and the tree read over the checkout's 9p share.
+	[ "$shared_tree" = "$tree" ] || RINGVM_BIN=$shared_ringvm ringvm_once shared --kernel "$shared_tree"
 	qemu_once qemu "$tree/arch/x86/boot/bzImage"
 	# The same boot with the image and initramfs named directly: what the tree's preparation
 	# (reading .config, checking the initramfs is current) costs; and on the bzImage, like QEMU.
@@ -100,15 +141,17 @@ for _ in $(seq "$n"); do
 	fi
 done
 echo "devloop: '--kernel TREE --root / -- true', $n rounds each, interleaved ($(uname -r) in $(nproc) CPU(s); cpu_dma_latency $latency)"
-echo "  tree: $tree ($release); both: $BENCH_MEM RAM, 1 vCPU, the same initramfs, PID 1 and command"
+echo "  tree: $shared_tree ($release); both: $BENCH_MEM RAM, 1 vCPU, the same initramfs, PID 1 and command"
+echo "  files: $where"
 echo "  ringvm boots the tree's $tree_entry; QEMU its bzImage"
 row() { [ -s "$data/$1.ms" ] && printf '  %-50s %s\n' "$2" "$(tests/bench/stats.sh <"$data/$1.ms")"; }
 row ringvm "ringvm run --kernel TREE -- true (ms)"
 row qemu "virtiofsd + QEMU microvm, bzImage (ms)"
+row shared "ringvm run --kernel TREE, tree and ringvm on 9p (ms)"
 row direct "ringvm, $(basename "$tree_image") and initramfs named (ms)"
 row bzimage "ringvm, bzImage and initramfs named (ms)"
 row qemu_pvh "virtiofsd + QEMU microvm, vmlinux through PVH (ms)"
-for name in ringvm direct bzimage; do
+for name in ringvm shared direct bzimage; do
 	[ -s "$data/$name.timing" ] || continue
 	printf '  %-50s %s\n' "$name: start -> first KVM_RUN (ms)" "$(awk '{ print $1 }' "$data/$name.timing" | tests/bench/stats.sh)"
 	printf '  %-50s %s\n' "$name: first KVM_RUN -> PID 1 (ms)" "$(awk '{ print $2 - $1 }' "$data/$name.timing" | tests/bench/stats.sh)"

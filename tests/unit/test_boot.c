@@ -3,8 +3,12 @@
 #include <asm/e820.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "arch/x86/boot.h"
 #include "tests/unit/tap.h"
@@ -21,6 +25,13 @@ static void ram_setup(uint64_t low, uint64_t high)
 				  { .gpa = LAYOUT_MMIO_HOLE_END, .size = high, .host = ram + low } };
 	if (gm_init_from(&gm, r, high ? 2 : 1))
 		abort();
+}
+
+/* Load a kernel from a buffer (the file source has tests of its own, test_image_file). */
+static int load(const uint8_t *image, size_t size, struct x86_kernel *k)
+{
+	struct img src = img_mem(image, size);
+	return x86_load_kernel(&gm, &src, k);
 }
 
 /* A minimal well-formed bzImage: setup sectors, header, and `payload` bytes of protected-mode code. */
@@ -54,7 +65,7 @@ static void test_bzimage(void)
 	size_t size;
 	uint8_t *img = make_bzimage(64 * 1024, &size);
 	struct x86_kernel k;
-	TAP_CHECK(x86_load_kernel(&gm, img, size, &k) == 0, "bzImage loads");
+	TAP_CHECK(load(img, size, &k) == 0, "bzImage loads");
 	TAP_CHECK(k.kind == X86_ENTRY_LINUX64 && k.entry == LAYOUT_HIGH_MEM_START + 0x200,
 		  "bzImage: 64-bit entry at load address + 0x200");
 	TAP_CHECK(memcmp(ram + LAYOUT_HIGH_MEM_START, img + 5 * 512, 64 * 1024) == 0,
@@ -86,19 +97,19 @@ static void test_bzimage(void)
 	uint8_t *bad = malloc(size);
 	memcpy(bad, img, size);
 	bad[0x1fe] = 0;
-	TAP_CHECK(x86_load_kernel(&gm, bad, size, &k) == -ENOEXEC, "bzImage without boot flag: not a kernel");
+	TAP_CHECK(load(bad, size, &k) == -ENOEXEC, "bzImage without boot flag: not a kernel");
 	memcpy(bad, img, size);
 	bad[0x236] = 0; /* xloadflags */
-	TAP_CHECK(x86_load_kernel(&gm, bad, size, &k) == -EINVAL, "bzImage without a 64-bit entry refused");
-	TAP_CHECK(x86_load_kernel(&gm, img, size - 4096, &k) == -EINVAL, "truncated bzImage refused (syssize)");
-	TAP_CHECK(x86_load_kernel(&gm, img, 0x200, &k) == -ENOEXEC, "file shorter than the header");
+	TAP_CHECK(load(bad, size, &k) == -EINVAL, "bzImage without a 64-bit entry refused");
+	TAP_CHECK(load(img, size - 4096, &k) == -EINVAL, "truncated bzImage refused (syssize)");
+	TAP_CHECK(load(img, 0x200, &k) == -ENOEXEC, "file shorter than the header");
 	memcpy(bad, img, size);
 	bad[0x1f1] = 0xff; /* setup_sects past the end of the file */
-	TAP_CHECK(x86_load_kernel(&gm, bad, size, &k) == -EINVAL, "setup_sects past the end refused");
+	TAP_CHECK(load(bad, size, &k) == -EINVAL, "setup_sects past the end refused");
 	free(bad);
 
 	ram_setup(16 << 20, 0); /* smaller than pref_address + init_size */
-	TAP_CHECK(x86_load_kernel(&gm, img, size, &k) == -ENOMEM, "bzImage that does not fit: -ENOMEM");
+	TAP_CHECK(load(img, size, &k) == -ENOMEM, "bzImage that does not fit: -ENOMEM");
 	free(img);
 }
 
@@ -131,7 +142,7 @@ static void test_pvh(void)
 	uint8_t buf[4096];
 	struct x86_kernel k;
 	size_t n = make_pvh_elf(buf, 0x1000000, 4096, 1);
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == 0 && k.kind == X86_ENTRY_PVH && k.entry == 0x1000004,
+	TAP_CHECK(load(buf, n, &k) == 0 && k.kind == X86_ENTRY_PVH && k.entry == 0x1000004,
 		  "PVH ELF: entry from the Xen PHYS32_ENTRY note");
 	TAP_CHECK(ram[0x1000000] == 0xcc && ram[0x1000010] == 0 && k.end == 0x1001000,
 		  "PVH ELF: segment copied, bss zeroed");
@@ -150,16 +161,16 @@ static void test_pvh(void)
 		  "PVH start info: magic, module list, RSDP, memory map");
 
 	n = make_pvh_elf(buf, 0x1000000, 4096, 0);
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == -EINVAL, "ELF without a PVH note refused");
+	TAP_CHECK(load(buf, n, &k) == -EINVAL, "ELF without a PVH note refused");
 	n = make_pvh_elf(buf, 0x3fff000, 0x2000, 1);
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == -ENOMEM, "ELF segment past the end of RAM refused");
+	TAP_CHECK(load(buf, n, &k) == -ENOMEM, "ELF segment past the end of RAM refused");
 	n = make_pvh_elf(buf, UINT64_MAX - 8, 16, 1);
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == -ENOMEM, "ELF segment address overflow refused");
+	TAP_CHECK(load(buf, n, &k) == -ENOMEM, "ELF segment address overflow refused");
 	n = make_pvh_elf(buf, 0x1000000, 4096, 1);
 	((Elf64_Ehdr *)buf)->e_phnum = 60000;
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == -EINVAL, "program headers past the file refused");
+	TAP_CHECK(load(buf, n, &k) == -EINVAL, "program headers past the file refused");
 	n = make_pvh_elf(buf, 0x1000000, 4, 1);
-	TAP_CHECK(x86_load_kernel(&gm, buf, n, &k) == -EINVAL, "filesz > memsz refused");
+	TAP_CHECK(load(buf, n, &k) == -EINVAL, "filesz > memsz refused");
 }
 
 static void test_e820_and_initrd(void)
@@ -194,11 +205,76 @@ static void test_e820_and_initrd(void)
 	TAP_CHECK(a + (1 << 20) <= 100 << 20, "initrd: honours initrd_addr_max");
 }
 
+/* A temporary file holding data[0..size); its path in path (unlinked by the caller). */
+static void write_temp(char *path, const void *data, size_t size)
+{
+	strcpy(path, "/tmp/ringvm-test-boot.XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+		abort();
+	close(fd);
+}
+
+/* The file source: what ringvm_build uses, pread straight into guest RAM. */
+static void test_image_file(void)
+{
+	char path[64];
+	struct img f;
+	struct x86_kernel k;
+	size_t size;
+	uint8_t *img = make_bzimage(256 * 1024, &size);
+
+	ram_setup(256 << 20, 0);
+	write_temp(path, img, size);
+	TAP_CHECK(img_open(path, &f) == 0 && f.fd >= 0 && f.size == size, "image file: opened with its size");
+	TAP_CHECK(x86_load_kernel(&gm, &f, &k) == 0 && k.kind == X86_ENTRY_LINUX64, "image file: bzImage loads");
+	TAP_CHECK(memcmp(ram + LAYOUT_HIGH_MEM_START, img + 5 * 512, 256 * 1024) == 0,
+		  "image file: payload read into guest RAM at 1 MiB");
+	TAP_CHECK(memcmp(&k.setup_hdr, img + 0x1f1, k.setup_hdr_len) == 0 && k.setup_hdr_len > 0,
+		  "image file: the setup header kept as the file had it");
+	uint8_t b[16];
+	TAP_CHECK(img_read(&f, b, 16, size - 16) == 0 && memcmp(b, img + size - 16, 16) == 0,
+		  "image file: the last bytes read");
+	TAP_CHECK(img_read(&f, b, 17, size - 16) == -EINVAL, "image file: a read past the end refused");
+	TAP_CHECK(img_read(&f, b, 1, UINT64_MAX) == -EINVAL, "image file: an offset past the end refused");
+	TAP_CHECK(img_read(&f, b, SIZE_MAX, 1) == -EINVAL, "image file: a length that would wrap refused");
+	/* The file shrinks after it was opened (a rebuild writing it anew): an error, not stale RAM. */
+	if (truncate(path, 4096) < 0)
+		abort();
+	TAP_CHECK(x86_load_kernel(&gm, &f, &k) == -EIO, "image file shrunk after opening: -EIO");
+	img_close(&f);
+	TAP_CHECK(f.fd == -1, "image file: closed");
+	img_close(&f); /* twice: nothing */
+	unlink(path);
+
+	uint8_t elf[4096];
+	size_t n = make_pvh_elf(elf, 0x1000000, 8192, 1);
+	ram_setup(64 << 20, 0);
+	memset(ram + 0x1000000, 0x55, 8192); /* the bss must be zeroed, not left as found */
+	write_temp(path, elf, n);
+	TAP_CHECK(img_open(path, &f) == 0 && x86_load_kernel(&gm, &f, &k) == 0 && k.kind == X86_ENTRY_PVH &&
+			  k.entry == 0x1000004,
+		  "image file: PVH vmlinux loads, entry from its note");
+	TAP_CHECK(ram[0x1000000] == 0xcc && ram[0x100000f] == 0xcc && ram[0x1000010] == 0 && ram[0x1001fff] == 0,
+		  "image file: PVH segment read into place, bss zeroed");
+	img_close(&f);
+	unlink(path);
+
+	write_temp(path, "", 0);
+	TAP_CHECK(img_open(path, &f) == -ENODATA && f.fd == -1, "image file: an empty file refused");
+	unlink(path);
+	TAP_CHECK(img_open("/tmp", &f) == -EISDIR, "image file: a directory refused");
+	TAP_CHECK(img_open("/dev/null", &f) == -EINVAL, "image file: a device refused");
+	TAP_CHECK(img_open("/nonexistent/ringvm-kernel", &f) == -ENOENT, "image file: a missing file: -ENOENT");
+	free(img);
+}
+
 int main(void)
 {
 	test_bzimage();
 	test_pvh();
 	test_e820_and_initrd();
+	test_image_file();
 	free(ram);
 	return tap_done();
 }

@@ -16,7 +16,7 @@ SPEC_SRCS := tests/support/spec.c vmm/cli_parse.c $(CLI_KIND_SRCS) devices/blk/b
 # vmm/: memory, boot, config, the CLI's parsers, seccomp, privileges, gdb framing, kconfig.
 UNIT_TESTS += guest_mem boot config cli_parse cli_config cli_tree seccomp privilege gdb_packet kconfig
 test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
-test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c tests/unit/test_boot.c
+test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c vmm/image.c tests/unit/test_boot.c
 # The typed configuration's checks (the devices' own included).
 test_config_SRCS := $(LIB_SRCS) tests/unit/test_config.c
 # The general values and the kinds' specs (devices/*/NAME_cli.c).
