@@ -36,4 +36,6 @@ print-host-tests:
 	@echo $(HOST_TESTS)
 print-san-host-tests:
 	@echo $(SAN_HOST_TESTS)
-.PHONY: print-host-tests print-san-host-tests
+print-boot-host-tests:
+	@echo $(BOOT_HOST_TESTS)
+.PHONY: print-host-tests print-san-host-tests print-boot-host-tests
