@@ -4,20 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
 #include <linux/kvm.h>
-#include <linux/seccomp.h>
-#include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /*
@@ -325,9 +318,12 @@ static int sc_role_rules(scmp_filter_ctx ctx, const struct seccomp_confinement *
 	return -EINVAL;
 }
 
-/* The role's filter as libseccomp builds it. 0 or -errno. */
-static int sc_build(const struct seccomp_confinement *c, scmp_filter_ctx *out)
+int seccomp_confine(const struct seccomp_confinement *c)
 {
+	if (c->mode == SECCOMP_MODE_OFF)
+		return 0;
+	if ((unsigned int)c->role >= SECCOMP_NR_ROLES)
+		return -EINVAL;
 	scmp_filter_ctx ctx =
 		seccomp_init(c->mode == SECCOMP_MODE_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
@@ -339,107 +335,10 @@ static int sc_build(const struct seccomp_confinement *c, scmp_filter_ctx *out)
 		ret = sc_role_rules(ctx, c);
 	if (!ret)
 		ret = sc_refusals(ctx, c);
-	if (ret) {
-		seccomp_release(ctx);
-		return ret;
-	}
-	*out = ctx;
-	return 0;
-}
-
-/* The BPF program libseccomp makes of ctx (malloc'd instructions in prog->filter). 0 or -errno. */
-static int sc_export(scmp_filter_ctx ctx, struct sock_fprog *prog)
-{
-	int fd = memfd_create("ringvm-seccomp", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int ret = seccomp_export_bpf(ctx, fd);
-	if (!ret && fstat(fd, &st) < 0)
-		ret = -errno;
-	if (!ret && (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
-		     st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS))
-		ret = -E2BIG;
-	struct sock_filter *insns = ret ? NULL : malloc((size_t)st.st_size);
-	if (!ret && !insns)
-		ret = -ENOMEM;
-	if (!ret && pread(fd, insns, (size_t)st.st_size, 0) != st.st_size)
-		ret = -EIO;
-	close(fd);
-	if (ret) {
-		free(insns);
-		return ret;
-	}
-	*prog = (struct sock_fprog){ .len = (unsigned short)(st.st_size / sizeof(*insns)), .filter = insns };
-	return 0;
-}
-
-/*
- * Compiled filters, one per confinement (mode, role, directory fd): libseccomp's compiler costs
- * milliseconds of CPU per filter (more than the thread it confines costs to make, and tens of
- * times more under an emulated CPU), and every queue worker of a role loads the same program. The
- * first thread of each kind compiles it; the others load the same instructions. Kept for the
- * process's life (a few KiB each); the cache only ever grows, under sc_cache_lock.
- */
-#define SC_CACHE_MAX 16
-static struct {
-	struct seccomp_confinement key;
-	struct sock_fprog prog;
-} sc_cache[SC_CACHE_MAX];
-static unsigned int sc_cached;
-static pthread_mutex_t sc_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* c's program: from the cache, or compiled (and cached while there is room: *owned false). */
-static int sc_program(const struct seccomp_confinement *c, struct sock_fprog *prog, bool *owned)
-{
-	pthread_mutex_lock(&sc_cache_lock);
-	for (unsigned int i = 0; i < sc_cached; i++) {
-		const struct seccomp_confinement *k = &sc_cache[i].key;
-		if (k->mode == c->mode && k->role == c->role && k->unlink_dirfd == c->unlink_dirfd) {
-			*prog = sc_cache[i].prog;
-			*owned = false;
-			pthread_mutex_unlock(&sc_cache_lock);
-			return 0;
-		}
-	}
-	scmp_filter_ctx ctx;
-	int ret = sc_build(c, &ctx);
-	if (!ret) {
-		ret = sc_export(ctx, prog);
-		seccomp_release(ctx);
-	}
-	*owned = true;
-	if (!ret && sc_cached < SC_CACHE_MAX) {
-		sc_cache[sc_cached].key = *c;
-		sc_cache[sc_cached].prog = *prog;
-		sc_cached++;
-		*owned = false;
-	}
-	pthread_mutex_unlock(&sc_cache_lock);
-	return ret;
-}
-
-int seccomp_confine(const struct seccomp_confinement *c)
-{
-	if (c->mode == SECCOMP_MODE_OFF)
-		return 0;
-	if ((unsigned int)c->role >= SECCOMP_NR_ROLES)
-		return -EINVAL;
-	struct sock_fprog prog;
-	bool owned;
-	int ret = sc_program(c, &prog, &owned);
-	if (ret)
-		return ret;
-	/*
-	 * What seccomp_load() does with libseccomp's defaults: no_new_privs (needed without
-	 * CAP_SYS_ADMIN), then the filter for this thread only (no SECCOMP_FILTER_FLAG_TSYNC: every
-	 * thread installs its own).
-	 */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		ret = -errno;
-	if (owned)
-		free(prog.filter);
+	/* No SCMP_FLTATR_CTL_TSYNC: the filter is this thread's; every thread installs its own. */
+	if (!ret)
+		ret = seccomp_load(ctx);
+	seccomp_release(ctx);
 	return ret;
 }
 

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -58,30 +57,6 @@ static int confined_mode(enum seccomp_mode mode, enum seccomp_role role, int (*f
 static int confined(enum seccomp_role role, int (*fn)(void))
 {
 	return confined_mode(SECCOMP_MODE_KILL, role, fn);
-}
-
-/* A thread of the child confines itself to first (and ends), then the child to second and runs fn:
-   the second load may come from the compiled-filter cache, which must not mix confinements up. */
-static void *confine_thread(void *arg)
-{
-	return (void *)(intptr_t)seccomp_confine(arg);
-}
-
-static int confined_after(struct seccomp_confinement first, struct seccomp_confinement second, int (*fn)(void))
-{
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		pthread_t t;
-		void *ret = (void *)1;
-		if (io_uring_queue_init(8, &ring, 0) != 0 || pthread_create(&t, NULL, confine_thread, &first) != 0 ||
-		    pthread_join(t, &ret) != 0 || ret != NULL || seccomp_confine(&second) != 0)
-			_exit(100);
-		_exit(fn());
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return status;
 }
 
 static bool ran(int st)
@@ -510,20 +485,6 @@ int main(void)
 		  "log mode: a call outside the list is let through (and logged)");
 	TAP_CHECK(ran(confined_mode(SECCOMP_MODE_OFF, SECCOMP_ROLE_VCPU, make_socket)),
 		  "off: no filter at all");
-
-	/* The compiled filter is reused for the next thread of the same confinement, never another's. */
-	struct seccomp_confinement worker = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER, -1 };
-	struct seccomp_confinement vcpu_log = { SECCOMP_MODE_LOG, SECCOMP_ROLE_VCPU, -1 };
-	struct seccomp_confinement vcpu = { SECCOMP_MODE_KILL, SECCOMP_ROLE_VCPU, -1 };
-	struct seccomp_confinement fs = { SECCOMP_MODE_KILL, SECCOMP_ROLE_WORKER_FS, -1 };
-	TAP_CHECK(killed(confined_after(worker, worker, make_socket)) &&
-			  ran(confined_after(worker, worker, common_calls)),
-		  "a second thread of a role gets the same filter (cached): allowed calls run, others kill");
-	TAP_CHECK(killed(confined_after(vcpu_log, vcpu, make_socket)),
-		  "a filter cached in log mode is not reused in kill mode");
-	TAP_CHECK(ran(confined_after(fs, worker, open_refused)),
-		  "a role's cached filter is not another role's (worker after worker-fs: no open)");
-
 	struct seccomp_confinement bad = { SECCOMP_MODE_KILL, (enum seccomp_role)SECCOMP_NR_ROLES, -1 };
 	TAP_CHECK(seccomp_confine(&bad) == -EINVAL, "an unknown role is refused, nothing installed");
 	setenv("RINGVM_SECCOMP", "off", 1);
