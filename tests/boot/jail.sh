@@ -19,6 +19,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 tmp=$(mktemp -d /tmp/ringvm-jailtest.XXXXXX)
+# Jail mount points another run left in /tmp (one killed before it could remove its own): only the
+# ones this script's VMs make must be gone when they end.
+jails_before=$(ls -d /tmp/ringvm-jail-* 2>/dev/null)
 pid=
 cleanup() {
 	[ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null
@@ -130,7 +133,8 @@ inspect() {
 	check "$desc: SIGTERM to ringvm ends the jailed VMM (status 143)" '[ "$stop_status" = 143 ]' \
 		"status $stop_status"
 	pid=
-	check "$desc: the jail's mount point is gone from /tmp" '! ls -d /tmp/ringvm-jail-* 2>/dev/null | grep -q .'
+	check "$desc: the jail's mount point is gone from /tmp" \
+		'[ "$(ls -d /tmp/ringvm-jail-* 2>/dev/null)" = "$jails_before" ]' "$(ls -d /tmp/ringvm-jail-* 2>/dev/null)"
 }
 inspect "as root" 0
 # An unprivileged user's VMM: its disks and share are its own, /dev/kvm the jail makes for it.
