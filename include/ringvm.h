@@ -14,7 +14,7 @@ extern "C" {
  * Versions. The macros are the header's; ringvm_version() is the loaded library's. The library's
  * soname is libringvm.so.RINGVM_VERSION_MAJOR: the structs below are part of its ABI, so changing
  * their layout changes the major version (and the version node of dist/libringvm.map, RINGVM_<major>;
- * dist/abi-sizes records the structs' sizes for the major, tests/boot/install.sh compares them);
+ * dist/abi-sizes records the structs' sizes for the major, tests/host/install.sh compares them);
  * a new function raises the minor, a fix the patch. 1.0.0: struct ringvm_config gained the run
  * settings (launch, timeout, gdb, signals) and struct ringvm_disk poll_us_set since 0.2.0.
  */

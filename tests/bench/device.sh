@@ -8,7 +8,8 @@
 # (3000), BENCH_DIR (/var/tmp/ringvm-bench-device: on the root disk, so O_DIRECT reaches a disk),
 # OUT (build/bench/device), RINGVM ($B/ringvm), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS
 # (space-separated names to keep; default all),
-# BENCH_QUICK=1 (every peer and workload once, briefly: a check of the harness, never a speed verdict),
+# BENCH_QUICK=1 (briefly, once: ringvm's peers and the host on every workload, the other peers on one
+# row of each workload kind, QUICK_PEER_ROWS; a check of the harness, never a speed verdict),
 # TAP=1 (print TAP: one check per run and per output; `make test` uses BENCH_QUICK=1 TAP=1).
 # Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
 # per workload, and each peer's log.
@@ -75,6 +76,8 @@ rr-direct-qd16-j4|fs blk host|randread|4096|16|4|1
 rr-direct-qd64-j4|fs blk host|randread|4096|64|4|1
 "
 
+# BENCH_QUICK=1: the rows the peers other than ringvm's run (QUICK_PEER_ROWS overrides).
+quick_peer_rows="rr-cache-qd16 rw-cache-qd1 seq128k-qd16 meta-qd16 untar-qd1 rr-direct-qd16-j4"
 checks=0
 failures=0
 say() { echo "# $*"; }
@@ -242,6 +245,11 @@ for round in $(seq 1 "$rounds"); do
 		while IFS='|' read -r peer target how cmd; do
 			[[ " $targets " == *" $target "* ]] || continue
 			selected "${PEERS:-}" "$peer" || continue
+			# The quick mode checks the harness and ringvm: ringvm's peers and the host run every
+			# row, the other peers one row of each workload kind (their start and I/O paths).
+			if [ "$quick" = 1 ]; then
+				case $peer in ringvm-* | host) ;; *) selected "${QUICK_PEER_ROWS:-$quick_peer_rows}" "$row" || continue ;; esac
+			fi
 			if [ -n "${unavailable[$peer]:-}" ]; then
 				why=${unavailable[$peer]}
 				if [ "$round" = 1 ]; then

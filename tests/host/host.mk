@@ -20,7 +20,9 @@ HOST_TESTS += tests/host/guest-init.sh
 # The device benchmark's quick run (both builds, by itself).
 HOST_TESTS += tests/bench/device-test.sh
 # make install into a DESTDIR; the example built there with pkg-config; the build's flags.
-HOST_TESTS += tests/boot/install.sh
+HOST_TESTS += tests/host/install.sh
+# That example booted (after install.sh, which builds it).
+HOST_TESTS += tests/boot/install-boot.sh
 
 # The CLI and the library with firmware payloads, both builds.
 # state.py: the SIGUSR2 state report on running payloads.
@@ -37,8 +39,8 @@ print-host-tests:
 print-san-host-tests:
 	@echo $(SAN_HOST_TESTS)
 # The host scripts that start guests on /dev/kvm (the boot scripts and install.sh's example): on a
-# host with no /dev/kvm at all, tests/run runs them in one KVM lab.
-KVM_HOST_TESTS := $(BOOT_HOST_TESTS) tests/boot/install.sh
+# host with no /dev/kvm at all, tests/run runs them in two KVM labs.
+KVM_HOST_TESTS := $(BOOT_HOST_TESTS) tests/boot/install-boot.sh
 print-boot-host-tests:
 	@echo $(KVM_HOST_TESTS)
 .PHONY: print-host-tests print-san-host-tests print-boot-host-tests

@@ -1,7 +1,7 @@
 #!/bin/sh
 # abi_sizes.sh HEADER_DIR: print the ABI facts of <ringvm.h> found in HEADER_DIR, one per line:
 # "major N", then "struct NAME SIZE ALIGN" for every public struct, in the header's order. Compared
-# with dist/abi-sizes by tests/boot/install.sh: a struct whose size changed while the major did
+# with dist/abi-sizes by tests/host/install.sh: a struct whose size changed while the major did
 # not breaks every program built against the installed soname. CC from the environment.
 set -eu
 dir=$1
