@@ -8,10 +8,7 @@ fw=${FIRMWARE_DIR:-build/firmware}
 export RINGVM_ALLOW_PVM=1 # every case here fails before a vCPU runs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../support/tap.sh"
 
 # refuse DESCRIPTION PATTERN ARGS...: status 125, exactly one stderr line matching PATTERN, no stdout.
 refuse() {

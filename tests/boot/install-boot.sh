@@ -7,11 +7,7 @@
 set -u
 fw=${FIRMWARE_DIR:-build/firmware}
 kept=${B:-build}/install-example
-n=0
-fails=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { desc=$1; shift; if "$@"; then pass "$desc"; else fail "$desc"; fi; }
+. "$(dirname "$0")/../support/tap.sh"
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 

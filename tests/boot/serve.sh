@@ -12,10 +12,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0
-fails=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../support/tap.sh"
 check() { # check DESCRIPTION CMD...
 	local d=$1
 	shift

@@ -6,11 +6,7 @@
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { desc=$1; shift; if "$@"; then pass "$desc"; else fail "$desc"; fi; }
+. "$(dirname "$0")/../support/tap.sh"
 
 dest=$tmp/stage
 prefix=/usr/local
