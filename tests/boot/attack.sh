@@ -134,16 +134,20 @@ run_case() {
 		why="$why${why:+; }the host outside the share (or the share's files) changed: $(diff "$work/snap.before" "$work/snap.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
 		baseline=
 	fi
-	# What the case left in the share: scratch/ emptied, an intruder removed (both cost a program
-	# only when there is something to remove).
-	local left=("$top/share/scratch/"* "$top/share/scratch/".[!.]* "$top/share/scratch/"..?* "$top/share/intruder")
-	for f in "${left[@]}"; do
-		if [ -e "$f" ] || [ -L "$f" ]; then
-			rm -rf "$top/share/scratch" "$top/share/intruder" && mkdir "$top/share/scratch"
-			baseline=
-			break
-		fi
+	# What the case left in the share: scratch/ emptied (or made a plain folder again), an intruder
+	# removed; a program runs only when there is something to undo.
+	if share_dirty; then
+		rm -rf "$top/share/scratch" "$top/share/intruder" && mkdir "$top/share/scratch"
+		baseline=
+	fi
+}
+share_dirty() { # true when scratch/ is not an empty folder or the intruder exists (builtins only)
+	local f
+	[ -d "$top/share/scratch" ] && [ ! -L "$top/share/scratch" ] || return 0
+	for f in "$top/share/scratch/"* "$top/share/scratch/".[!.]* "$top/share/scratch/"..?* "$top/share/intruder"; do
+		[ -e "$f" ] || [ -L "$f" ] && return 0
 	done
+	return 1
 }
 
 report() { # report DESCRIPTION: ok when $why is empty
