@@ -6,7 +6,8 @@
 #
 # Environment: ROUNDS (3), TIME (s measured per run, 4), WARMUP (s, 1), FILE_MB (1024), TREE_FILES
 # (3000), BENCH_DIR (/var/tmp/ringvm-bench-device: on the root disk, so O_DIRECT reaches a disk),
-# OUT (build/bench/device), RINGVM ($B/ringvm), DRIVER_CPUS (0), PEER_CPUS (1), PEERS / WORKLOADS
+# OUT (build/bench/device), RINGVM ($B/ringvm), DRIVER_CPUS (0), PEER_CPUS (1), HALT_POLL_US (200:
+# how long the driver looks for a reply before it sleeps, as KVM's halt-polling), PEERS / WORKLOADS
 # (space-separated names to keep; default all),
 # BENCH_QUICK=1 (briefly, once: ringvm's peers and the host on every workload, the other peers on one
 # row of each workload kind, QUICK_PEER_ROWS; a check of the harness, never a speed verdict),
@@ -29,6 +30,9 @@ else
 	rounds=${ROUNDS:-3} time=${TIME:-4} warmup=${WARMUP:-1} file_mb=${FILE_MB:-1024}
 fi
 tree_files=${TREE_FILES:-3000}
+# The driver waits for a reply as a KVM guest's vCPU does: halt-polling first (KVM's halt_poll_ns
+# default, 200 us), then asleep on the call eventfd (0: asleep at once). The same for every peer.
+halt_poll_us=${HALT_POLL_US:-200}
 dir=${BENCH_DIR:-/var/tmp/ringvm-bench-device$suffix}
 driver_cpus=${DRIVER_CPUS:-0}
 peer_cpus=${PEER_CPUS:-1}
@@ -128,6 +132,7 @@ versions=$(
 	echo "kernel: $(uname -r), $(nproc) CPUs"
 )
 versions+=$'\n'"pinning: driver on CPU $driver_cpus, peer on CPU $peer_cpus (taskset); /dev/cpu_dma_latency held at 0 by the driver during each run (the tables say whether it could)"
+versions+=$'\n'"the driver halt-polls ${halt_poll_us} us for a reply before it sleeps on the call eventfd (as KVM does for a halted vCPU)"
 versions+=$'\n'"load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$quick" = 1 ] && say "BENCH_QUICK=1: a check of the harness, not a measurement"
 
@@ -184,7 +189,7 @@ run_one() {
 	fi
 	json=$(taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
 		--workload "$wl" --bs "$bs" --depth "$depth" --jobs "$jobs" --time "$time" --warmup "$warmup" \
-		--tree-files "$tree_files" --cache "$cache" "${args[@]}" 2>"$out/driver.err")
+		--tree-files "$tree_files" --cache "$cache" --halt-poll-us "$halt_poll_us" "${args[@]}" 2>"$out/driver.err")
 	rc=$?
 	[ -n "$pid" ] && stop_peer "$pid"
 	err=$(sed 's/^device bench: //' "$out/driver.err" | tr '\n' ' ' | sed 's/ *$//' | cut -c1-300)

@@ -102,6 +102,7 @@ struct bench {
 	enum workload_kind workload;
 	const char *socket, *file, *dir, *peer;
 	unsigned int jobs, depth, bs, queue_size, tree_files;
+	unsigned int halt_poll_us; /* the driver's wait for a reply polls this long first (dvq.h) */
 	bool direct, indirect;
 	double seconds, warmup;
 	uint64_t file_size;

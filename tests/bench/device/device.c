@@ -22,7 +22,7 @@ static const char usage[] =
 	"       device run --peer NAME --target fs|blk|host [--socket PATH] --file PATH\n"
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
-	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict]\n";
+	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict] [--halt-poll-us N]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
 static const char *const targets[] = { "fs", "blk", "host" };
@@ -81,7 +81,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "time", 1, 0, 'T' },	     { "warmup", 1, 0, 'W' },	 { "direct", 0, 0, 'o' },
 		{ "indirect", 0, 0, 'i' },   { "queue-size", 1, 0, 'q' }, { "tree-files", 1, 0, 'n' },
 		{ "cpu-pid", 1, 0, 'c' },    { "cache", 1, 0, 'C' },	 { "file-mb", 1, 0, 'm' },
-		{ 0, 0, 0, 0 },
+		{ "halt-poll-us", 1, 0, 'H' }, { 0, 0, 0, 0 },
 	};
 	struct bench *b = &o->b;
 	unsigned long v;
@@ -147,6 +147,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (strcmp(optarg, "warm") && strcmp(optarg, "evict"))
 				return bad("--cache", optarg);
 			o->cache = optarg;
+			break;
+		case 'H':
+			if (num(optarg, 0, 1000000, &v))
+				return bad("--halt-poll-us (0..1000000)", optarg);
+			b->halt_poll_us = (unsigned int)v;
 			break;
 		case 'm':
 			if (num(optarg, 1, 1 << 20, &v))
@@ -219,7 +224,7 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 {
 	const struct bench *b = &o->b;
 	struct hist h = { 0 };
-	uint64_t reqs = 0, bytes = 0, kicks = 0, waits = 0;
+	uint64_t reqs = 0, bytes = 0, kicks = 0, waits = 0, halt_polls = 0;
 	double win = (double)(b->t_end - b->t_start) / 1e9, tick = (double)sysconf(_SC_CLK_TCK);
 	double busy = (double)((z->total - z->idle) - (a->total - a->idle)), all = (double)(z->total - a->total);
 	double peer = o->cpu_pid && a->peer >= 0 && z->peer >= 0 ? (double)(z->peer - a->peer) : -1;
@@ -232,6 +237,7 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 		bytes += b->jobv[i].bytes;
 		kicks += b->jobv[i].vr.kicks;
 		waits += b->jobv[i].vr.waits;
+		halt_polls += b->jobv[i].vr.halt_polls;
 	}
 	if (getloadavg(load, 3) < 0)
 		load[0] = -1;
@@ -255,6 +261,8 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	       (double)(z->self - a->self) / tick, all > 0 ? 100 * others / all : 0,
 	       all > 0 ? 100 * busy / all : 0, load[0], dma,
 	       (unsigned long long)kicks, (unsigned long long)waits);
+	printf("\"halt_poll_us\":%u,\"halt_polls\":%llu,", b->halt_poll_us,
+	       (unsigned long long)halt_polls);
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, resident);
 }

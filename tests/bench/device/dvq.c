@@ -2,12 +2,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "tests/bench/device/dvq.h"
+#include "tests/bench/device/stats.h"
 
 /* used_event lives after avail->ring[size], avail_event after used->ring[size] (2.7.10). */
 static volatile uint16_t *used_event(struct dvq *vr)
@@ -169,6 +171,28 @@ int dvq_wait(struct dvq *vr, int timeout_ms)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&vr->used->idx, __ATOMIC_ACQUIRE) != vr->last_used)
 		return 0;
+	if (vr->halt_poll_us) {
+		uint64_t end = now_ns() + (uint64_t)vr->halt_poll_us * 1000u;
+
+		do {
+			/* Jobs sharing this CPU yield to each other (KVM's halt-poll likewise gives
+			   way when another task wants the CPU); one alone spins. */
+			if (vr->halt_poll_yield)
+				sched_yield();
+			else
+				__builtin_ia32_pause();
+			if (__atomic_load_n(&vr->used->idx, __ATOMIC_ACQUIRE) != vr->last_used) {
+				vr->halt_polls++;
+				return 0;
+			}
+		} while (now_ns() < end);
+		/* Calls the device sent for replies a poll already took: drop them (the eventfd is
+		   non-blocking), then look once more, so the sleep below waits for a new one only. */
+		if (read(vr->call_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return -errno;
+		if (__atomic_load_n(&vr->used->idx, __ATOMIC_ACQUIRE) != vr->last_used)
+			return 0;
+	}
 	vr->waits++;
 	do
 		n = poll(&p, 1, timeout_ms);

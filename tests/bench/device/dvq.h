@@ -46,7 +46,10 @@ struct dvq {
 	uint16_t kicked_idx;	   /* avail->idx at the last notification decision */
 	uint16_t last_used;	   /* next used entry we read */
 	int kick_fd, call_fd;	   /* eventfds: we write kick, the device writes call */
-	uint64_t kicks, waits;	   /* counters for the report */
+	unsigned int halt_poll_us; /* dvq_wait looks at the used ring this long before it sleeps */
+	bool halt_poll_yield;	   /* ... yielding the CPU between looks (other jobs share it) */
+	uint64_t kicks, waits;	   /* counters for the report: notifications sent, sleeps */
+	uint64_t halt_polls;	   /* waits a halt-poll ended without sleeping */
 };
 
 /*
@@ -74,8 +77,12 @@ __attribute__((warn_unused_result)) int dvq_get_used(struct dvq *vr, unsigned in
 						       unsigned int *slot, uint32_t *len);
 
 /*
- * Sleep until the device has used something (re-enabling the interrupt through used_event first).
- * 0, -ETIMEDOUT after timeout_ms, or a negative errno from poll/read.
+ * Wait until the device has used something, as a guest vCPU waits for its interrupt: re-enable the
+ * interrupt (used_event), then, like KVM's halt-polling of a halted vCPU (its halt_poll_ns, 200 us by
+ * default), look at the used ring for up to vr->halt_poll_us before sleeping on the call eventfd.
+ * The device still sees an interrupt asked for and sends it, as to a real guest; what the poll
+ * saves is the driver's own wake-up, which a KVM guest does not pay either. 0 (something was used,
+ * or a call arrived), -ETIMEDOUT after timeout_ms, or a negative errno from poll/read.
  */
 __attribute__((warn_unused_result)) int dvq_wait(struct dvq *vr, int timeout_ms);
 

@@ -1,6 +1,7 @@
 /* target.c: the job loop, over a vhost-user virtqueue or over the host's own io_uring. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,8 @@ int target_job_init(struct bench *b, struct job *j)
 	err = dvq_init(&j->vr, &b->mem, (uint16_t)b->queue_size, b->depth, true, b->indirect);
 	if (err)
 		return err;
+	j->vr.halt_poll_us = b->halt_poll_us;
+	j->vr.halt_poll_yield = b->jobs > 1; /* every job thread is on the driver's CPU(s) */
 	return vu_start_queue(&b->vu, j->queue, &j->vr);
 }
 
@@ -129,7 +132,15 @@ static int reap(struct job *j, struct slot **done)
 		struct io_uring_cqe *cqe;
 		unsigned int head;
 
-		err = io_uring_wait_cqe(&j->ring, &cqe);
+		/* The same wait as a virtqueue's (dvq_wait): a look for up to halt_poll_us first. */
+		err = io_uring_peek_cqe(&j->ring, &cqe);
+		for (uint64_t end = now_ns() + j->b->halt_poll_us * 1000ull; err == -EAGAIN && now_ns() < end;) {
+			if (j->b->jobs > 1)
+				sched_yield();
+			err = io_uring_peek_cqe(&j->ring, &cqe);
+		}
+		if (err == -EAGAIN)
+			err = io_uring_wait_cqe(&j->ring, &cqe);
 		if (err)
 			return job_fail(j, err, "io_uring_wait_cqe: %s", strerror(-err));
 		io_uring_for_each_cqe(&j->ring, head, cqe) {
