@@ -102,6 +102,8 @@ static const int serve_calls[] = {
 	SCMP_SYS(sendmsg),               /* replies */
 	SCMP_SYS(read),                  /* the signalfd */
 	SCMP_SYS(close),                 /* fds of messages, regions, a disconnected session */
+	SCMP_SYS(dup3),                  /* SET_VRING_CALL: the front-end's eventfd onto the ring's
+					    fixed call fd number, which its worker writes */
 };
 
 /* SECCOMP_ROLE_GDB: the stub's thread (gdb_stub.c), serving one debugger at a time. */

@@ -3,6 +3,7 @@
 #include "devices/vhost_user/vu_backend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,8 +33,14 @@ struct vu_queue {
 	bool enabled;
 	int kick_fd; /* read by the ring's worker while it runs */
 
-	pthread_mutex_t lock; /* call_fd, err_fd: written by the worker, swapped by messages */
-	int call_fd;
+	/*
+	 * A fixed fd number, made with the back-end and closed with it: SET_VRING_CALL dup3()s the
+	 * front-end's eventfd onto it, reset and NOFD put the back-end's sink there. The worker
+	 * writes it through its io_uring, lock-free: a write queued before a swap and submitted
+	 * after it reaches the new eventfd, never another file that reused a closed number.
+	 */
+	int call_slot;
+	pthread_mutex_t lock; /* err_fd: written by the worker, swapped by messages */
 	int err_fd;
 };
 
@@ -47,6 +54,7 @@ struct vu_backend {
 	uint64_t features; /* SET_FEATURES as sent, VU_F_PROTOCOL_FEATURES included */
 	bool features_set;
 	uint64_t protocol; /* SET_PROTOCOL_FEATURES */
+	int call_sink;	   /* an eventfd nobody reads: a ring's call_slot while it has no call fd */
 	struct vu_queue q[VIRTIO_DEV_MAX_QUEUES];
 	struct vu_msg msg; /* the message being handled (4 KiB: not on the stack) */
 };
@@ -58,21 +66,23 @@ static unsigned int vu_nr_queues(const struct vu_backend *b)
 
 /* ---- transport ops (queue worker threads) ---- */
 
-static void vu_signal(struct vu_queue *q, bool err)
+/* NEEDS_RESET on the ring's error eventfd, if the front-end gave one. */
+static void vu_signal_err(struct vu_queue *q)
 {
 	uint64_t one = 1;
 	pthread_mutex_lock(&q->lock);
-	int fd = err ? q->err_fd : q->call_fd;
+	int fd = q->err_fd;
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* counter saturated (the front-end is not reading): a signal is pending anyway */
 	}
 	pthread_mutex_unlock(&q->lock);
 }
 
-static void vu_vring_interrupt(void *opaque, unsigned int queue)
+/* The worker writes the ring's call eventfd itself, through its io_uring (worker.h). */
+static int vu_vring_interrupt(void *opaque, unsigned int queue)
 {
 	struct vu_backend *b = opaque;
-	vu_signal(&b->q[queue], false);
+	return b->q[queue].call_slot;
 }
 
 /* A config change would need the back-end request channel (BACKEND_REQ, CONFIG_CHANGE_MSG), which
@@ -87,7 +97,7 @@ static void vu_needs_reset(void *opaque, unsigned int queue)
 {
 	struct vu_backend *b = opaque;
 	if (queue < vu_nr_queues(b))
-		vu_signal(&b->q[queue], true);
+		vu_signal_err(&b->q[queue]);
 }
 
 static const struct virtio_transport_ops vu_transport_ops = {
@@ -149,6 +159,12 @@ static uint16_t vu_ring_stop(struct vu_backend *b, unsigned int i)
 	return virtio_core_queue_stop(&b->core, i);
 }
 
+/* The ring's call eventfd becomes fd (-1: none, the sink). The message keeps fd: its caller closes it. */
+static int vu_set_call(struct vu_backend *b, struct vu_queue *q, int fd)
+{
+	return dup3(fd >= 0 ? fd : b->call_sink, q->call_slot, O_CLOEXEC) < 0 ? -errno : 0;
+}
+
 static void vu_swap_fd(struct vu_queue *q, int *slot, int fd)
 {
 	pthread_mutex_lock(&q->lock);
@@ -169,7 +185,8 @@ static void vu_reset_device(struct vu_backend *b)
 			close(q->kick_fd);
 		q->kick_fd = -1;
 		b->core.q[i].kick_fd = -1;
-		vu_swap_fd(q, &q->call_fd, -1);
+		/* Only dup3 of an open fd onto an open one, both ours: it cannot fail here. */
+		(void)vu_set_call(b, q, -1);
 		vu_swap_fd(q, &q->err_fd, -1);
 		q->num = 0;
 		q->addr_set = false;
@@ -348,8 +365,11 @@ static int vu_vring_fd(struct vu_backend *b, const char **why)
 		b->msg.fds[0] = -1;
 		return vu_ring_try_start(b, i, why);
 	case VU_SET_VRING_CALL:
-		vu_swap_fd(q, &q->call_fd, fd);
-		break;
+		if (vu_set_call(b, q, fd)) {
+			*why = "the call fd could not be installed";
+			return -EBADF;
+		}
+		return 0; /* the message's fd closes with the message */
 	default:
 		vu_swap_fd(q, &q->err_fd, fd);
 		break;
@@ -567,13 +587,31 @@ int vu_backend_create(struct virtio_dev *dev, const char *name, struct vu_backen
 	if (err)
 		goto err_poison;
 	virtio_core_set_ring_max(&b->core, VU_RING_MAX);
-	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++) {
-		b->q[i].kick_fd = b->q[i].call_fd = b->q[i].err_fd = -1;
-		pthread_mutex_init(&b->q[i].lock, NULL);
+	b->call_sink = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->call_sink < 0) {
+		err = -errno;
+		goto err_poison;
+	}
+	unsigned int made = 0;
+	for (; made < VIRTIO_DEV_MAX_QUEUES; made++) {
+		struct vu_queue *q = &b->q[made];
+		q->kick_fd = q->err_fd = -1;
+		q->call_slot = fcntl(b->call_sink, F_DUPFD_CLOEXEC, 0);
+		if (q->call_slot < 0) {
+			err = -errno;
+			goto err_slots;
+		}
+		pthread_mutex_init(&q->lock, NULL);
 	}
 	*out = b;
 	return 0;
 
+err_slots:
+	while (made-- > 0) {
+		close(b->q[made].call_slot);
+		pthread_mutex_destroy(&b->q[made].lock);
+	}
+	close(b->call_sink);
 err_poison:
 	close(b->poison_fd);
 err_free:
@@ -591,8 +629,13 @@ void vu_backend_destroy(struct vu_backend *b)
 	if (!b)
 		return;
 	virtio_core_fini(&b->core);
-	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++)
+	for (unsigned int i = 0; i < VIRTIO_DEV_MAX_QUEUES; i++) {
+		if (b->q[i].err_fd >= 0)
+			close(b->q[i].err_fd);
+		close(b->q[i].call_slot);
 		pthread_mutex_destroy(&b->q[i].lock);
+	}
+	close(b->call_sink);
 	vu_mem_unmap(&b->mem);
 	close(b->poison_fd);
 	free(b);

@@ -169,10 +169,10 @@ void virtio_config_changed(struct virtio_dev *dev)
 }
 
 /* Worker callbacks: opaque is the queue. */
-static void core_vring_interrupt(void *opaque)
+static int core_vring_interrupt(void *opaque)
 {
 	struct virtio_core_queue *q = opaque;
-	q->core->ops->vring_interrupt(q->core->opaque, q->index);
+	return q->core->ops->vring_interrupt(q->core->opaque, q->index);
 }
 
 static void core_worker_failed(void *opaque, const char *why)

@@ -39,8 +39,13 @@ struct virtio_core;
 #define VIRTIO_CORE_NO_QUEUE (~0u)
 
 struct virtio_transport_ops {
-	/* Queue `queue` published used buffers the driver wants to hear about. Worker thread. */
-	void (*vring_interrupt)(void *opaque, unsigned int queue);
+	/*
+	 * Queue `queue` published used buffers the driver wants to hear about. Worker thread. Set
+	 * the interrupt status the driver reads, if any, then signal the interrupt and return -1, or
+	 * return the eventfd that signals it, open from virtio_core_prepare to virtio_core_fini: the
+	 * worker writes it through its io_uring (worker.h, vq_worker_config.interrupt).
+	 */
+	int (*vring_interrupt)(void *opaque, unsigned int queue);
 	/* The device's config space changed (2.4.2); only called while the device is active.
 	 * Any thread. */
 	void (*config_interrupt)(void *opaque);

@@ -44,10 +44,13 @@ static void mmio_raise(struct virtio_mmio *t, uint32_t why)
 		return; /* counter saturated: an interrupt is already pending */
 }
 
-/* Core callback (worker thread): used buffers were published and the driver wants to hear. */
-static void mmio_vring_interrupt(void *opaque, unsigned int queue)
+/* Core callback (worker thread): used buffers were published and the driver wants to hear. The
+   ISR bit first; the worker then writes the irqfd (fixed for the transport's life) itself. */
+static int mmio_vring_interrupt(void *opaque, unsigned int queue)
 {
-	mmio_raise(opaque, VIRTIO_MMIO_INT_VRING);
+	struct virtio_mmio *t = opaque;
+	__atomic_fetch_or(&t->isr, VIRTIO_MMIO_INT_VRING, __ATOMIC_SEQ_CST);
+	return t->irqfd;
 }
 
 static void mmio_config_interrupt(void *opaque)

@@ -17,7 +17,7 @@ static int uring_register(int ring_fd, unsigned int op, void *arg, unsigned int 
 /* The restrictions of a disabled ring: rules' opcodes and flags plus the worker's own opcodes. */
 static int uring_seal(struct io_uring *ring, const struct uring_rules *rules)
 {
-	struct io_uring_restriction res[URING_MAX_OPS + 3];
+	struct io_uring_restriction res[URING_MAX_OPS + 4];
 	unsigned int n = 0;
 
 	if (rules->nr_ops > URING_MAX_OPS || (rules->nr_ops && !rules->ops))
@@ -29,6 +29,8 @@ static int uring_seal(struct io_uring *ring, const struct uring_rules *rules)
 	}
 	res[n].opcode = IORING_RESTRICTION_SQE_OP;
 	res[n++].sqe_op = IORING_OP_READ; /* the worker: kick and stop eventfds */
+	res[n].opcode = IORING_RESTRICTION_SQE_OP;
+	res[n++].sqe_op = IORING_OP_WRITE; /* the worker: the interrupt eventfd (irqfd, call fd) */
 	res[n].opcode = IORING_RESTRICTION_SQE_OP;
 	res[n++].sqe_op = IORING_OP_ASYNC_CANCEL; /* the worker: requests in flight at a stop */
 	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;

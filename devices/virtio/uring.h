@@ -14,8 +14,9 @@
  * IORING_SETUP_R_DISABLED, limited with IORING_REGISTER_RESTRICTIONS to
  *
  *   - the opcodes its device declared (struct uring_rules, in the device's folder: blk.c, virtio_fs.c),
- *   - the worker's own two: IORING_OP_READ (the kick and stop eventfds) and IORING_OP_ASYNC_CANCEL
- *     (the stop cancels what is in flight),
+ *   - the worker's own three: IORING_OP_READ (the kick and stop eventfds), IORING_OP_WRITE (the
+ *     interrupt eventfd: an 8-byte write the worker's seccomp filter allows as write(2) anyway)
+ *     and IORING_OP_ASYNC_CANCEL (the stop cancels what is in flight),
  *   - the SQE flags the device declared (none for ringvm's devices),
  *   - no io_uring_register(2) operation at all (no registered files, buffers, eventfds, no second
  *     set of restrictions),
@@ -37,7 +38,7 @@ struct uring_rules {
 
 /*
  * Create ring with sq_entries submission and cq_entries completion entries (clamped to the kernel's
- * limits), sealed to rules (plus the worker's READ and ASYNC_CANCEL) and enabled. rules NULL: an
+ * limits), sealed to rules (plus the worker's READ, WRITE and ASYNC_CANCEL) and enabled. rules NULL: an
  * unrestricted ring (test devices only: every device of ringvm declares its rules). 0 or -errno;
  * on failure nothing is left open.
  */

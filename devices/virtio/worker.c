@@ -18,7 +18,7 @@
  * a current one), bits 32-63 the slot's generation, or which of the worker's own SQEs it is.
  */
 #define WK_SLOT_OWN 0xffffu
-enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT, WK_OWN_STATE };
+enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT, WK_OWN_STATE, WK_OWN_CALL };
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
@@ -33,10 +33,18 @@ static uint64_t wk_tag(const struct vq_worker *w, const struct vq_req *req)
 	return ((uint64_t)req->gen << 32) | ((uint64_t)w->epoch << 16) | req->slot;
 }
 
+/* After a submission: an interrupt write left in the SQ is still queued (a later one rides on it). */
+static void wk_submitted(struct vq_worker *w)
+{
+	if (w->call_queued && !io_uring_sq_ready(&w->ring))
+		w->call_queued = false;
+}
+
 /* Submit what is queued; errors other than "try later" are logged: the loop cannot fix them. */
 static void wk_submit(struct vq_worker *w)
 {
 	int r = io_uring_submit(&w->ring);
+	wk_submitted(w);
 	if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
 		fprintf(stderr, "ringvm: virtqueue %u: io_uring_submit: %s\n", w->cfg.queue_index,
 			strerror(-r));
@@ -117,6 +125,30 @@ static unsigned int wk_held(struct vq_worker *w)
 	return w->busy_reqs + (unsigned int)avail;
 }
 
+/*
+ * Signal the interrupt eventfd the transport named (worker.h: interrupt): a write queued on the ring,
+ * submitted with whatever the worker submits next. One still in the SQ already covers this
+ * interrupt: it is submitted after everything published so far. A write that has been submitted
+ * does not (the driver may have read the used ring before this publish), so another is queued,
+ * WK_CALLS_MAX at most; past that, or without an SQE, the worker writes the fd itself.
+ */
+static void wk_call(struct vq_worker *w, int fd)
+{
+	if (w->call_queued)
+		return;
+	struct io_uring_sqe *sqe = w->calls_inflight < WK_CALLS_MAX ? io_uring_get_sqe(&w->ring) : NULL;
+	if (!sqe) {
+		if (write(fd, &w->call_one, sizeof(w->call_one)) < 0) {
+			/* counter saturated: an interrupt is pending anyway */
+		}
+		return;
+	}
+	io_uring_prep_write(sqe, fd, &w->call_one, sizeof(w->call_one), 0);
+	io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CALL));
+	w->calls_inflight++;
+	w->call_queued = true;
+}
+
 /* Publish the used entries pushed so far; interrupt the driver if it waits for them, unless
    `pace` and the interrupt can wait for a fuller batch (pace_hold_interrupt). */
 static void wk_publish_paced(struct vq_worker *w, bool pace)
@@ -129,7 +161,9 @@ static void wk_publish_paced(struct vq_worker *w, bool pace)
 	if (due) {
 		w->irq_used = w->vq->published;
 		w->irqs++;
-		w->cfg.interrupt(w->cfg.opaque);
+		int fd = w->cfg.interrupt(w->cfg.opaque);
+		if (fd >= 0)
+			wk_call(w, fd);
 	}
 }
 
@@ -242,6 +276,10 @@ static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 			}
 		} else if (hi == WK_OWN_STOP) {
 			w->stopping = true;
+		} else if (hi == WK_OWN_CALL) {
+			/* An error (a saturated counter) leaves an interrupt pending anyway. */
+			if (w->calls_inflight)
+				w->calls_inflight--;
 		}
 		return; /* WK_OWN_CANCEL: nothing to do */
 	}
@@ -284,6 +322,16 @@ static uint64_t wk_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* A spin loop's breath: lets the sibling hyperthread (or the hypervisor) run. */
+static inline void wk_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 /*
  * Bounded busy-poll: true when there is work (a chain or a CQE) before poll_us ran out. Called with
  * kicks still off (with EVENT_IDX: avail_event left behind), so a driver adding chains meanwhile does
@@ -294,16 +342,25 @@ static bool wk_poll(struct vq_worker *w)
 	(void)vq_enable_kicks(w->vq, false);
 	wk_submit(w);
 	w->poll_from_us = wk_now_us();
-	uint64_t deadline = w->poll_from_us + w->poll.cur_us;
+	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us, yield_at = now;
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
 		/* A broken ring (negative count) is work too: the loop reports it. */
 		if (!w->backpressure && w->nr_free && !w->failed && vq_avail_count(w->vq) != 0)
 			return true;
-		/* Not a pause: another queue's worker may share this CPU and need it now. */
-		sched_yield();
-	} while (wk_now_us() < deadline);
+		now = wk_now_us();
+		if (now >= yield_at) {
+			/* Another queue's worker may share this CPU and need it now: give it way. A
+			   yield that came back at once found nobody waiting, so spin a while before
+			   the next; one that ran somebody else, yield at every look. */
+			sched_yield();
+			uint64_t back = wk_now_us();
+			yield_at = back - now > PACE_POLL_SHARED_US ? back : back + PACE_POLL_YIELD_US;
+		} else {
+			wk_cpu_relax();
+		}
+	} while (now < deadline);
 	return false;
 }
 
@@ -460,6 +517,7 @@ void wk_serve(struct vq_worker *w)
 							.tv_nsec = (long long)(left_us % 1000000u) * 1000 };
 			struct io_uring_cqe *cqe;
 			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+			wk_submitted(w);
 			if (r == -ETIME)
 				r = 0; /* the next pass sees the time is up */
 		} else if (batch > 1) {
@@ -469,6 +527,7 @@ void wk_serve(struct vq_worker *w)
 							.tv_nsec = VQ_BATCH_SLEEP_MS * 1000000LL };
 			struct io_uring_cqe *cqe;
 			r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+			wk_submitted(w);
 			if (r == -ETIME) {
 				r = 0;
 				w->batch_off = true;
@@ -476,6 +535,7 @@ void wk_serve(struct vq_worker *w)
 			}
 		} else {
 			r = io_uring_submit_and_wait(&w->ring, 1);
+			wk_submitted(w);
 			/* The whole wait, the failed poll included: what a poll would have had to cover. */
 			if (w->poll.max_us)
 				pace_poll_waited(&w->poll, wk_now_us() - (polled ? w->poll_from_us

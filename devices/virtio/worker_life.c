@@ -87,15 +87,16 @@ int vq_worker_create(const struct vq_worker_config *cfg, struct vq_worker **out)
 	}
 	/*
 	 * SQ: one entry per request slot plus the four eventfd reads (kick, stop, the device's event,
-	 * the state report). CQ: every SQE that may be in flight (max_inflight, for the largest
-	 * queue) plus the worker's own (the four reads and up to four cancels), so completions never
-	 * overflow it.
+	 * the state report) and the interrupt writes. CQ: every SQE that may be in flight
+	 * (max_inflight, for the largest queue) plus the worker's own (the four reads, up to four
+	 * cancels and WK_CALLS_MAX interrupt writes), so completions never overflow it.
 	 */
 	w->cq_room = cfg->max_inflight ? cfg->max_inflight : 4u * cfg->ring_max;
 	if (w->cq_room < 4)
 		w->cq_room = 4;
 	unsigned int cq = w->cq_room > cfg->ring_max ? w->cq_room : cfg->ring_max;
-	err = uring_create(&w->ring, cfg->ring_max + 4u, cq + 8u, cfg->rules); /* CQ >= SQ */
+	err = uring_create(&w->ring, cfg->ring_max + 4u + WK_CALLS_MAX, cq + 8u + WK_CALLS_MAX,
+			   cfg->rules); /* CQ >= SQ */
 	if (err < 0)
 		goto err_state_fd;
 	/*
@@ -195,6 +196,9 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 		false;
 	w->stop_deadline_us = w->drain_us = w->drain_deadline_us = 0;
 	w->state_armed = false;
+	w->call_one = 1;
+	w->calls_inflight = 0;
+	w->call_queued = false;
 	w->irq_used = vq->published; /* nothing signalled yet in this run */
 	w->kicks = w->irqs = w->batch_timeouts = 0;
 	w->batch_off = false;

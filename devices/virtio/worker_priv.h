@@ -7,6 +7,13 @@
 #include "devices/virtio/pace.h"
 #include "devices/virtio/worker.h"
 
+/*
+ * Interrupt writes through the ring (vq_worker_config.interrupt) whose CQE is not yet reaped, at
+ * most; past that, or when no SQE is free, the worker writes the fd itself. Each normally completes
+ * inside the submit that carries it and is reaped in the same pass.
+ */
+#define WK_CALLS_MAX 4u
+
 /* The thread's state, under lock. */
 enum wk_state {
 	WK_STARTING, /* running thread_init and confine */
@@ -45,6 +52,9 @@ struct vq_worker {
 	uint64_t kick_buf; /* eventfd counters read by the ring; only the ring writes them */
 	uint64_t stop_buf;
 	uint64_t event_buf; /* the device's event fd (cfg.event_fd), read by the ring too */
+	uint64_t call_one;  /* 1: what an interrupt write through the ring writes (never changes) */
+	unsigned int calls_inflight; /* interrupt writes submitted or queued, CQE not yet reaped */
+	bool call_queued;   /* one of them is still in the SQ: a later interrupt rides on it */
 	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
 	unsigned int max_inflight;
 	bool kick_armed;

@@ -292,7 +292,7 @@ bool vuf_wait_used(struct vu_front *f, unsigned int q, uint16_t n)
 	return false;
 }
 
-static uint64_t vuf_wait_fd(int fd, int timeout_ms)
+uint64_t vuf_wait_fd(int fd, int timeout_ms)
 {
 	struct pollfd p = { fd, POLLIN, 0 };
 	uint64_t v = 0;

@@ -89,6 +89,8 @@ void vuf_kick(struct vu_front *f, unsigned int q);
 /* Wait until ring q's used idx reaches n (2 s at most). */
 bool vuf_wait_used(struct vu_front *f, unsigned int q, uint16_t n);
 
+/* Wait up to timeout_ms for an eventfd to be signalled: the count read, 0 on timeout. */
+uint64_t vuf_wait_fd(int fd, int timeout_ms);
 /* Wait up to timeout_ms for ring q's call (or err) eventfd; the count read, 0 on timeout. */
 uint64_t vuf_wait_call(struct vu_front *f, unsigned int q, int timeout_ms);
 uint64_t vuf_wait_err(struct vu_front *f, unsigned int q, int timeout_ms);

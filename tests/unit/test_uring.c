@@ -19,8 +19,8 @@
 
 /*
  * For each device's rules (blk_ring_rules, fs_ring_rules, vcon_ring_rules, as the devices hand them to their
- * workers): a ring made by uring_create runs every declared opcode, and the worker's own READ and
- * ASYNC_CANCEL, as a plain ring would (real work on a scratch file and an eventfd); every other
+ * workers): a ring made by uring_create runs every declared opcode, and the worker's own READ, WRITE
+ * and ASYNC_CANCEL, as a plain ring would (real work on a scratch file and an eventfd); every other
  * opcode the kernel knows, every SQE flag and every io_uring_register(2) operation is refused with
  * EACCES, the restriction's error.
  */
@@ -74,6 +74,12 @@ static bool prep_legit(struct io_uring_sqe *sqe, uint8_t op, int *want_min)
 		*want_min = POLLIN;
 		return true;
 	}
+	case IORING_OP_WRITE: /* the worker's interrupt: 8 bytes to an eventfd */
+		io_uring_prep_write(sqe, efd, buf, 8, 0);
+		memset(buf, 0, 8);
+		buf[0] = 1;
+		*want_min = 8;
+		return true;
 	case IORING_OP_READ: { /* the worker's kick/stop read of an eventfd */
 		uint64_t one = 1;
 		if (write(efd, &one, sizeof(one)) != sizeof(one))
@@ -92,7 +98,7 @@ static bool declared(const struct uring_rules *r, uint8_t op)
 	for (unsigned int i = 0; i < r->nr_ops; i++)
 		if (r->ops[i] == op)
 			return true;
-	return op == IORING_OP_READ || op == IORING_OP_ASYNC_CANCEL;
+	return op == IORING_OP_READ || op == IORING_OP_WRITE || op == IORING_OP_ASYNC_CANCEL;
 }
 
 static void check_device(const char *name, const struct uring_rules *rules,
@@ -106,8 +112,9 @@ static void check_device(const char *name, const struct uring_rules *rules,
 
 	/* Every declared opcode does its work. */
 	bool all = true;
-	for (unsigned int i = 0; i <= rules->nr_ops; i++) {
-		uint8_t op = i < rules->nr_ops ? rules->ops[i] : IORING_OP_READ;
+	for (unsigned int i = 0; i <= rules->nr_ops + 1; i++) {
+		uint8_t op = i < rules->nr_ops ? rules->ops[i]
+			     : i == rules->nr_ops ? IORING_OP_READ : IORING_OP_WRITE;
 		struct io_uring_sqe sqe;
 		int want_min;
 		if (!prep_legit(&sqe, op, &want_min)) {
@@ -126,7 +133,7 @@ static void check_device(const char *name, const struct uring_rules *rules,
 	io_uring_prep_cancel64(&sqe, 12345, 0); /* nothing to cancel: ENOENT, not EACCES */
 	int res = run_one(&ring, &sqe);
 	snprintf(what, sizeof(what),
-		 "%s: each declared opcode, and the worker's eventfd READ and ASYNC_CANCEL (%d), work",
+		 "%s: each declared opcode, and the worker's eventfd READ and WRITE and ASYNC_CANCEL (%d), work",
 		 name, res);
 	TAP_CHECK(all && res == -ENOENT, what);
 

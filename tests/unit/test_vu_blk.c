@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -125,6 +126,61 @@ static void test_negotiation_and_io(void)
 	TAP_CHECK(ok == 20, "all 20 writes are on disk");
 	vuf_close(&f);
 	TAP_CHECK(f.result == 0, "front-end close: the back-end ends the connection cleanly");
+}
+
+/* What is waiting on an eventfd now (non-blocking: 0 when nothing). */
+static uint64_t drain(int fd)
+{
+	uint64_t v = 0;
+	return read(fd, &v, sizeof(v)) == sizeof(v) ? v : 0;
+}
+
+/* One 4 KiB read on ring 0 that asks for its interrupt (used_event at the current used idx). */
+static bool read_asking_call(struct vu_front *f)
+{
+	struct vuf_blk_req io;
+	fake_ring_set_used_event(&f->ring[0], fake_ring_used_idx(&f->ring[0]));
+	return vuf_blk(f, 0, &io, VIRTIO_BLK_T_IN, 8, 4096, NULL) == VIRTIO_BLK_S_OK;
+}
+
+/*
+ * SET_VRING_CALL on a running ring (QEMU sends it when the guest masks a vector): the worker writes
+ * the ring's call eventfd through its io_uring, on a fd number fixed for the back-end's life, so
+ * the next interrupt reaches the new eventfd and the old one hears nothing more; with NOFD (the
+ * front-end polls) neither does.
+ */
+static void test_call_swap(void)
+{
+	struct vu_front f;
+	if (!up(&f, true, 1, true)) {
+		TAP_CHECK(false, "front-end up for the call swap");
+		return;
+	}
+	uint64_t idx0 = 0, nofd = VU_VRING_NOFD_MASK;
+	int fresh = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	TAP_CHECK(read_asking_call(&f) && vuf_wait_call(&f, 0, 2000) > 0,
+		  "a request asking for its interrupt signals the call eventfd");
+	TAP_CHECK(fresh >= 0 && vuf_request(&f, VU_SET_VRING_CALL, &idx0, sizeof(idx0), &fresh, 1) == 0,
+		  "SET_VRING_CALL on the running ring: accepted");
+	drain(f.call[0]);
+	bool done = read_asking_call(&f);
+	uint64_t got = vuf_wait_fd(fresh, 2000);
+	TAP_CHECK(done && got > 0 && drain(f.call[0]) == 0,
+		  "after the swap the interrupt reaches the new eventfd, not the old one");
+	TAP_CHECK(vuf_request(&f, VU_SET_VRING_CALL, &nofd, sizeof(nofd), NULL, 0) == 0,
+		  "SET_VRING_CALL with NOFD on the running ring: accepted");
+	done = read_asking_call(&f);
+	/* Back to the first eventfd, and one more request: its interrupt is written after the NOFD
+	   request's (one ring, in order), so by the time it arrives the other one went wherever it
+	   went. */
+	done = vuf_request(&f, VU_SET_VRING_CALL, &idx0, sizeof(idx0), &f.call[0], 1) == 0 && done &&
+	       read_asking_call(&f);
+	got = vuf_wait_call(&f, 0, 2000);
+	TAP_CHECK(done && got == 1 && drain(fresh) == 0,
+		  "NOFD: its request completes and signals no eventfd of the front-end");
+	vuf_close(&f);
+	if (fresh >= 0)
+		close(fresh);
 }
 
 static void test_reconnect(int fds_before)
@@ -314,6 +370,7 @@ int main(void)
 		return tap_done();
 	int fds = vuf_count_fds();
 	test_negotiation_and_io();
+	test_call_swap();
 	test_reconnect(fds);
 	test_refused_with_ack();
 	test_closed(fds);

@@ -58,8 +58,9 @@ static const struct vq_handler_ops batch_ops = { .handle = fill_handle,
 						 .complete = done_complete,
 						 .batch_kicks = always };
 
-static void on_interrupt(void *opaque)
+static int on_interrupt(void *opaque)
 {
+	return -1; /* no eventfd for the worker to write */
 }
 
 static void on_needs_reset(void *opaque, const char *why)
