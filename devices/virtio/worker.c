@@ -497,7 +497,7 @@ void wk_serve(struct vq_worker *w)
 			wk_abandon(w);
 			break;
 		}
-		bool polled = w->poll.cur_us && !w->stopping;
+		bool polled = w->poll.cur_us && !w->stopping && w->inflight_sqes == 0;
 		if (polled && wk_poll(w))
 			continue;
 		uint16_t batch = 1;
