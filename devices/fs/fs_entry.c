@@ -249,12 +249,15 @@ static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const 
 	return err ? err : fd;
 }
 
-/* The reply of CREATE and TMPFILE: the new inode's entry, then the open handle on fd (consumed). */
-static int fs_open_reply(struct fs_server *s, int fd, const struct fuse_entry_out *eo,
-			 struct fs_out *o)
+/* The reply of CREATE and TMPFILE: the new inode's entry, then the open handle on fd (consumed),
+   opened with host flags `flags` in directory dir. */
+static int fs_open_reply(struct fs_server *s, int fd, const struct fsi_inode *dir, int flags,
+			 const struct fuse_entry_out *eo, struct fs_out *o)
 {
 	struct fuse_open_out oo = { 0 };
-	int err = fsh_add(&s->handles, fd, false, &oo.fh);
+	/* A file is on its directory's file system: dir->dev is its st_dev. */
+	int err = fsh_add(&s->handles, fd,
+			  fs_write_inline(s, dir->dev, flags) ? FSH_FILE_WRITE_INLINE : FSH_FILE, &oo.fh);
 
 	if (err) {
 		fsi_forget(&s->inodes, eo->nodeid, 1);
@@ -309,7 +312,7 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		close(fd);
 		return err;
 	}
-	return fs_open_reply(s, fd, &eo, o);
+	return fs_open_reply(s, fd, dir, flags, &eo, o);
 }
 
 int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *dir,
@@ -329,9 +332,8 @@ int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 	/* An unnamed file in that very directory (O_TMPFILE takes it as the path, "." of its fd);
 	   O_EXCL, if the guest asked, keeps it from ever being linked. */
 	fs_umask_enter(s, in->umask);
-	fd = openat(dir->fd, ".", ((int)in->flags & (O_ACCMODE | O_EXCL | O_APPEND | O_SYNC | O_DSYNC |
-						      O_NOATIME)) | O_TMPFILE | O_CLOEXEC,
-		    fs_policy_mode(s, S_IFREG, in->mode));
+	int flags = (int)in->flags & (O_ACCMODE | O_EXCL | O_APPEND | O_SYNC | O_DSYNC | O_NOATIME);
+	fd = openat(dir->fd, ".", flags | O_TMPFILE | O_CLOEXEC, fs_policy_mode(s, S_IFREG, in->mode));
 	err = fd < 0 ? -errno : 0;
 	fs_umask_leave(s);
 	if (err)
@@ -357,5 +359,5 @@ int fs_op_tmpfile(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 	fs_entry_timeout(s, &eo.attr_valid, &eo.attr_valid_nsec);
 	fs_fill_attr(&st, &eo.attr);
 	fsi_put(&s->inodes, ino);
-	return fs_open_reply(s, fd, &eo, o);
+	return fs_open_reply(s, fd, dir, flags, &eo, o);
 }

@@ -69,7 +69,7 @@ static int fsh_grow(struct fsh_table *t)
 	return 0;
 }
 
-int fsh_add(struct fsh_table *t, int fd, bool is_dir, uint64_t *fh)
+int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, uint64_t *fh)
 {
 	struct fsh_handle *h;
 	uint32_t i;
@@ -86,7 +86,8 @@ int fsh_add(struct fsh_table *t, int fd, bool is_dir, uint64_t *fh)
 		return -ENOMEM;
 	}
 	h->fd = fd;
-	h->is_dir = is_dir;
+	h->is_dir = kind == FSH_DIR;
+	h->write_inline = kind == FSH_FILE_WRITE_INLINE;
 	h->refs = 1; /* the table's own reference, dropped by fsh_release */
 	pthread_mutex_init(&h->dir_lock, NULL);
 	pthread_mutex_lock(&t->lock);

@@ -36,6 +36,7 @@ struct fsh_dirstream {
 struct fsh_handle {
 	int fd;
 	bool is_dir;
+	bool write_inline; /* files: WRITEs are made on the worker thread (fs_write_inline) */
 	uint32_t gen;
 	unsigned int refs;
 	pthread_mutex_t dir_lock;
@@ -55,8 +56,15 @@ struct fsh_table {
 __attribute__((warn_unused_result)) int fsh_init(struct fsh_table *t, uint32_t max_handles);
 void fsh_destroy(struct fsh_table *t);
 
+/* What fsh_add enters. */
+enum fsh_kind {
+	FSH_DIR,
+	FSH_FILE,	      /* WRITEs through the queue's io_uring */
+	FSH_FILE_WRITE_INLINE, /* WRITEs on the queue's thread (fs_write_inline) */
+};
+
 /* Enter fd (consumed: on error it is closed). Returns 0 with *fh, -ENFILE or -ENOMEM. */
-__attribute__((warn_unused_result)) int fsh_add(struct fsh_table *t, int fd, bool is_dir,
+__attribute__((warn_unused_result)) int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind,
 						uint64_t *fh);
 
 /* The handle for fh with a reference, or NULL. want_dir must match the handle's kind. */

@@ -33,6 +33,7 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 		return -EACCES;
 	}
 	s->root_dev = st.st_dev;
+	s->root_write_inline = fs_local_magic(sf.f_type);
 	s->devs[0] = st.st_dev;
 	s->nr_devs = 1;
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);

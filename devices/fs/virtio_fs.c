@@ -24,7 +24,9 @@
  *
  * Data path: READ and WRITE become one readv/writev SQE on the chain's guest buffers (vq_*_iov), so
  * bytes move between the host file and guest memory with no copy, and the worker keeps popping
- * other chains while they run. FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
+ * other chains while they run. A buffered WRITE to a file on local storage is the exception: it
+ * is one pwritev2 on this thread, from the same guest buffers (fs_server.root_write_inline says
+ * why: io_uring would hand it to its own thread pool). FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
  * Everything else (lookups, attributes, directory entries, xattrs) is answered inline from a
  * per-queue scratch buffer: each is one or two short system calls that need the request's
  * credentials and a follow-up in our tables (inode insert, handle entry), so an io_uring round trip
@@ -210,6 +212,13 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 	xfer_init(&io->xfer, true, vreq->io_iov, nr, r->in.write.offset, r->in.write.size);
 	if (r->in.write.size == 0) {
 		fs_io_finish(fs, w, vreq, 0);
+		return VQ_REQ_PENDING;
+	}
+	if (io->h->write_inline) {
+		/* A page-cache copy on local storage, made here (fs_server.root_write_inline). */
+		while (xfer_sync(&io->xfer, io->h->fd) == XFER_MORE) {
+		}
+		fs_io_finish(fs, w, vreq, io->xfer.error);
 		return VQ_REQ_PENDING;
 	}
 	if (!fs_submit_rw(fs, w, vreq)) {

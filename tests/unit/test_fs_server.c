@@ -7,9 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
+
+#include "devices/fs/fs_ops.h"
 #include "devices/fs/fs_server.h"
 #include "tests/unit/tap.h"
 
@@ -1147,6 +1151,56 @@ static void test_direct_io_and_reinit(void)
 	TAP_CHECK(lookup(1, "direct") > 0, "the new session looks names up afresh");
 }
 
+/* Whether fh's WRITEs are made on the worker thread (-1: no such handle). */
+static int inline_of(int64_t fh)
+{
+	struct fsh_handle *h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
+	int v = h ? h->write_inline : -1;
+
+	if (h)
+		fsh_put(&srv.handles, h);
+	return v;
+}
+
+/*
+ * Buffered writes on local storage are made on the worker thread, the rest through io_uring
+ * (fs_server.root_write_inline). The share's own file system decides; then, whatever it is, the
+ * decision per open file.
+ */
+static void test_write_inline(void)
+{
+	bool root_local = srv.root_write_inline;
+	struct statfs sf;
+	int64_t f, fh;
+
+	TAP_CHECK(statfs(root, &sf) == 0 && fs_local_magic(sf.f_type) == root_local,
+		  "the share's file system decides whether buffered writes are made inline");
+	srv.root_write_inline = true; /* as on ext4, XFS, btrfs, F2FS or tmpfs */
+	fh = create(1, "inl", O_RDWR, 0644, NULL);
+	TAP_CHECK(inline_of(fh) == 1, "CREATE O_RDWR: its WRITEs inline");
+	f = lookup(1, "inl");
+	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY) : -1) == 1, "OPEN O_WRONLY: inline");
+	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_SYNC) : -1) == 0,
+		  "OPEN O_SYNC: through io_uring (it waits for the disk)");
+	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_DSYNC) : -1) == 0,
+		  "OPEN O_DSYNC: through io_uring");
+	srv.allow_direct_io = true;
+	fh = f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1;
+	TAP_CHECK(fh == -EINVAL || inline_of(fh) == 0, "OPEN O_DIRECT (allowed): through io_uring");
+	srv.allow_direct_io = false;
+	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1) == 1,
+		  "OPEN O_DIRECT dropped by the share: a buffered fd, inline");
+	srv.root_write_inline = false; /* as on NFS, FUSE or 9p */
+	TAP_CHECK(inline_of(create(1, "inl2", O_RDWR, 0644, NULL)) == 0 &&
+			  inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY) : -1) == 0,
+		  "a share elsewhere: every WRITE through io_uring");
+	srv.root_write_inline = root_local;
+	TAP_CHECK(fs_local_magic(EXT4_SUPER_MAGIC) && fs_local_magic(TMPFS_MAGIC) &&
+			  fs_local_magic(XFS_SUPER_MAGIC) && !fs_local_magic(NFS_SUPER_MAGIC) && !fs_local_magic(FUSE_SUPER_MAGIC) &&
+			  !fs_local_magic(V9FS_MAGIC) && !fs_local_magic(OVERLAYFS_SUPER_MAGIC),
+		  "ext4, tmpfs and XFS are local storage; NFS, FUSE, 9p and overlayfs are not");
+}
+
 static void test_readonly(void)
 {
 	struct fuse_setattr_in sa = { .valid = FATTR_MODE, .mode = 0777 };
@@ -1194,6 +1248,7 @@ int main(void)
 	test_xattr_misc();
 	test_creds();
 	test_direct_io_and_reinit();
+	test_write_inline();
 	test_acl();
 	test_forget_bound();
 	test_readonly();
