@@ -33,7 +33,7 @@ static int fs_entry_reply(struct fs_server *s, struct fsi_inode *dir, const char
 			  struct fs_out *o)
 {
 	struct fuse_entry_out eo;
-	int err = fs_lookup_entry(s, dir->fd, name, &eo, NULL);
+	int err = fs_lookup_made(s, dir->fd, name, &eo, NULL);
 
 	if (err)
 		return err;
@@ -305,9 +305,9 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 		return err;
 	if (fd < 0)
 		return fd;
-	err = fs_clear_nonblock(fd);
+	err = fs_clear_nonblock(fd, flags);
 	if (!err)
-		err = fs_lookup_entry(s, dir->fd, r->name, &eo, NULL);
+		err = fs_lookup_made(s, dir->fd, r->name, &eo, NULL);
 	if (err) {
 		close(fd);
 		return err;

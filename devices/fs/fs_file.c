@@ -24,7 +24,7 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 	fd = fs_reopen(s, ino, flags | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
-	err = fs_clear_nonblock(fd);
+	err = fs_clear_nonblock(fd, flags);
 	if (!err && (flags & O_TRUNC) && (r->in.open.open_flags & FUSE_OPEN_KILL_SUIDGID))
 		err = fs_kill_priv(fd);
 	if (err) {

@@ -96,7 +96,9 @@ __attribute__((warn_unused_result)) int fs_pseudo_refuse(const struct fs_server 
 
 /*
  * LOOKUP a single component under parent: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
- * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed.
+ * RESOLVE_NO_MAGICLINKS, O_PATH | O_NOFOLLOW), a final symlink opened as itself, never followed;
+ * an inode of the share's file system the table already holds is found by a stat of the name
+ * alone (fsi_relearn).
  * Inodes on a pseudo file system are refused (EACCES) but for the stub where one is mounted (it
  * may be stat'ed, not opened); other mount points are crossed, inode numbers kept apart by
  * fs_map_ino (-EOVERFLOW when they cannot be).
@@ -107,6 +109,11 @@ __attribute__((warn_unused_result)) int fs_lookup_entry(struct fs_server *s, int
 							const char *name,
 							struct fuse_entry_out *eo,
 							struct fsi_inode **out);
+/* The same for a name the request has just made (CREATE, MKDIR, MKNOD, SYMLINK, LINK): no stat
+   first, the table has no inode to find by it (LINK's is found by fsi_learn all the same). */
+__attribute__((warn_unused_result)) int fs_lookup_made(struct fs_server *s, int parent_fd,
+						       const char *name, struct fuse_entry_out *eo,
+						       struct fsi_inode **out);
 
 /* Open the inode behind an O_PATH fd with real flags, via /proc/self/fd (no symlink is followed:
    the fd is a regular file or directory, checked by the caller). */
@@ -116,9 +123,11 @@ __attribute__((warn_unused_result)) int fs_reopen(struct fs_server *s, const str
 /*
  * Opens of regular files use O_NONBLOCK so that a lease or a file that turns out to be a FIFO
  * cannot block the worker in open(); I/O must not inherit it: io_uring then answers EAGAIN instead
- * of waiting on file systems that cannot do non-blocking I/O (9p, NFS, FUSE). Clear it on fd.
+ * of waiting on file systems that cannot do non-blocking I/O (9p, NFS, FUSE). Clear it on fd, which
+ * was opened with `flags`: F_SETFL takes the status flags as opened (O_APPEND, O_DIRECT,
+ * O_NOATIME stay as they are) without a F_GETFL first, one system call.
  */
-__attribute__((warn_unused_result)) int fs_clear_nonblock(int fd);
+__attribute__((warn_unused_result)) int fs_clear_nonblock(int fd, int flags);
 
 /*
  * The permission bits a change may give an inode of type `type` (S_IFMT bits): mode & 07777, less

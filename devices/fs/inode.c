@@ -190,6 +190,24 @@ void fsi_put(struct fsi_table *t, struct fsi_inode *ino)
 	fsi_free(dead);
 }
 
+struct fsi_inode *fsi_relearn(struct fsi_table *t, const struct stat *st)
+{
+	struct fsi_inode *ino;
+
+	pthread_mutex_lock(&t->lock);
+	ino = t->by_key[fsi_hash_key(st->st_dev, st->st_ino, t->nr_buckets)];
+	while (ino && !(ino->dev == st->st_dev && ino->ino == st->st_ino))
+		ino = ino->next_by_key;
+	if (ino && ino->type == (st->st_mode & S_IFMT)) {
+		ino->nlookup++;
+		ino->refs++;
+	} else {
+		ino = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ino;
+}
+
 int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_inode **out)
 {
 	struct fsi_inode *ino, *fresh;

@@ -75,6 +75,14 @@ void fsi_put(struct fsi_table *t, struct fsi_inode *ino);
 __attribute__((warn_unused_result)) int fsi_learn(struct fsi_table *t, int fd,
 						  const struct stat *st, struct fsi_inode **out);
 
+/*
+ * A LOOKUP of an inode the table already holds: the inode for st (a stat of the name) if the table
+ * has (st_dev, st_ino) with that type, with 1 added to nlookup and a reference, else NULL (learn it
+ * with fsi_learn). While the table holds an inode its O_PATH fd keeps it alive, so no other inode
+ * can have its number meanwhile.
+ */
+struct fsi_inode *fsi_relearn(struct fsi_table *t, const struct stat *st);
+
 /* FORGET: the guest drops n references to nodeid. Unknown nodeids and n too large are ignored. */
 void fsi_forget(struct fsi_table *t, uint64_t nodeid, uint64_t n);
 

@@ -1151,6 +1151,54 @@ static void test_direct_io_and_reinit(void)
 	TAP_CHECK(lookup(1, "direct") > 0, "the new session looks names up afresh");
 }
 
+/*
+ * A LOOKUP of an inode the table holds is answered from a stat of the name (fsi_relearn): the same
+ * nodeid, one more nlookup; a name that now leads elsewhere gets that inode; a symlink is itself.
+ */
+static void test_relookup(void)
+{
+	size_t base = fsi_count(&srv.inodes);
+	int64_t a1, a2, b, a3, l1, l2;
+	struct fuse_attr at;
+	char path[400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/rl_a", root);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/rl_b", root);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd >= 0)
+		close(fd);
+	a1 = lookup(1, "rl_a");
+	a2 = lookup(1, "rl_a");
+	TAP_CHECK(a1 > 0 && a2 == a1 && fsi_count(&srv.inodes) == base + 1,
+		  "a second LOOKUP of a known name: the same nodeid, no new inode");
+	forget((uint64_t)a1, 1);
+	TAP_CHECK(getattr((uint64_t)a1, &at) == 0, "... and it counted: one FORGET leaves it known");
+	forget((uint64_t)a1, 1);
+	TAP_CHECK(getattr((uint64_t)a1, &at) == -ESTALE && fsi_count(&srv.inodes) == base,
+		  "the second FORGET drops it");
+	a1 = lookup(1, "rl_a");
+	b = lookup(1, "rl_b");
+	char from[400], to[400];
+	snprintf(from, sizeof(from), "%s/rl_b", root);
+	snprintf(to, sizeof(to), "%s/rl_a", root);
+	TAP_CHECK(rename(from, to) == 0, "(host) rl_b renamed over rl_a");
+	a3 = lookup(1, "rl_a");
+	TAP_CHECK(a1 > 0 && b > 0 && a3 == b && getattr((uint64_t)a3, &at) == 0 &&
+			  (at.mode & 07777) == 0600,
+		  "LOOKUP of a name that now leads to another known inode: that inode");
+	snprintf(path, sizeof(path), "%s/rl_l", root);
+	TAP_CHECK(symlink("rl_a", path) == 0, "(host) a symlink rl_l -> rl_a");
+	l1 = lookup(1, "rl_l");
+	l2 = lookup(1, "rl_l");
+	TAP_CHECK(l1 > 0 && l2 == l1 && l1 != a3 && getattr((uint64_t)l1, &at) == 0 &&
+			  S_ISLNK(at.mode),
+		  "a known symlink is looked up as itself, never followed");
+}
+
 /* Whether fh's WRITEs are made on the worker thread (-1: no such handle). */
 static int inline_of(int64_t fh)
 {
@@ -1249,6 +1297,7 @@ int main(void)
 	test_creds();
 	test_direct_io_and_reinit();
 	test_write_inline();
+	test_relookup();
 	test_acl();
 	test_forget_bound();
 	test_readonly();
