@@ -58,6 +58,13 @@ static const int worker_calls[] = {
 	SCMP_SYS(io_uring_enter), /* submit, and sleep for kicks, completions and the stop */
 };
 
+/* SECCOMP_ROLE_WORKER on top of worker_calls: virtio-blk's O_DIRECT READ of a queue that holds
+   nothing else, made on the thread (devices/blk/blk.c, blk_read_inline); its ring may READV any
+   fd anyway. */
+static const int blk_calls[] = {
+	SCMP_SYS(preadv2),
+};
+
 /* SECCOMP_ROLE_WORKER_CONSOLE on top of worker_calls (devices/console/virtio_console.c). Its host
    I/O (readv, writev, poll of the ports' fds) goes through the sealed ring; eventfd writes (waking
    another queue's worker, the drain waiter) are common. No vhost-user: no SIGBUS guard. */
@@ -286,6 +293,8 @@ static int sc_role_rules(scmp_filter_ctx ctx, const struct seccomp_confinement *
 		return ret;
 	case SECCOMP_ROLE_WORKER:
 		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));
+		if (!ret)
+			ret = sc_allow_all(ctx, blk_calls, SC_N(blk_calls));
 		return ret ? ret : sc_allow_sigbus_reset(ctx);
 	case SECCOMP_ROLE_WORKER_CONSOLE:
 		ret = sc_allow_all(ctx, worker_calls, SC_N(worker_calls));

@@ -112,20 +112,6 @@ bool fs_pseudo_magic(long f_type)
 	}
 }
 
-bool fs_local_magic(long f_type)
-{
-	switch (f_type) {
-	case EXT4_SUPER_MAGIC: /* ext2, ext3 and ext4 share it */
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case F2FS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-		return true;
-	default:
-		return false;
-	}
-}
-
 int fs_map_ino(struct fs_server *s, dev_t dev, uint64_t ino, uint64_t *out)
 {
 	unsigned int n = __atomic_load_n(&s->nr_devs, __ATOMIC_ACQUIRE), i;

@@ -31,8 +31,7 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 		close(fd);
 		return err;
 	}
-	err = fsh_add(&s->handles, fd,
-		      fs_write_inline(s, ino->dev, flags) ? FSH_FILE_WRITE_INLINE : FSH_FILE, &oo.fh);
+	err = fsh_add(&s->handles, fd, fs_file_kind(s, ino->dev, flags), &oo.fh);
 	if (err)
 		return err;
 	oo.open_flags = fs_open_flags(s);

@@ -84,10 +84,6 @@ __attribute__((warn_unused_result)) int fs_map_ino(struct fs_server *s, dev_t de
    configfs, bpf, cgroup...): its files are kernel interfaces, never served to the guest. */
 bool fs_pseudo_magic(long f_type);
 
-/* True for the f_type of a file system on local storage whose buffered writes are page-cache
-   copies (fs_server.root_write_inline): ext2/3/4, XFS, btrfs, F2FS, tmpfs. */
-bool fs_local_magic(long f_type);
-
 /* -EACCES when ino is on a pseudo file system (only a stub where one is mounted can be looked up:
    it may be stat'ed, never opened, listed, changed or written into), else 0. Costs a statfs only
    for inodes off the share's own file system. */
@@ -226,11 +222,12 @@ static inline int fs_open_host_flags(const struct fs_server *s, uint32_t guest_f
 	return (int)(guest_flags & ~drop);
 }
 
-/* A file on device dev opened with host flags `flags`: are its WRITEs made on the worker thread
-   (fs_server.root_write_inline)? */
-static inline bool fs_write_inline(const struct fs_server *s, dev_t dev, int flags)
+/* How a file on device dev opened with host flags `flags` is read and written (fs_server.root_local). */
+static inline enum fsh_kind fs_file_kind(const struct fs_server *s, dev_t dev, int flags)
 {
-	return s->root_write_inline && dev == s->root_dev && !(flags & (O_DIRECT | O_SYNC | O_DSYNC));
+	if (!s->root_local || dev != s->root_dev)
+		return FSH_FILE;
+	return flags & (O_DIRECT | O_SYNC | O_DSYNC) ? FSH_FILE_LOCAL_DIRECT : FSH_FILE_LOCAL;
 }
 
 /* Per-request credentials (fs_creds.c): act as the request's uid/gid when root. */

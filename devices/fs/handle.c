@@ -87,7 +87,7 @@ int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, uint64_t *fh)
 	}
 	h->fd = fd;
 	h->is_dir = kind == FSH_DIR;
-	h->write_inline = kind == FSH_FILE_WRITE_INLINE;
+	h->kind = (uint8_t)kind;
 	h->refs = 1; /* the table's own reference, dropped by fsh_release */
 	pthread_mutex_init(&h->dir_lock, NULL);
 	pthread_mutex_lock(&t->lock);

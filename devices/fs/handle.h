@@ -36,7 +36,7 @@ struct fsh_dirstream {
 struct fsh_handle {
 	int fd;
 	bool is_dir;
-	bool write_inline; /* files: WRITEs are made on the worker thread (fs_write_inline) */
+	uint8_t kind; /* enum fsh_kind: how its READs and WRITEs are made (fs_server.root_local) */
 	uint32_t gen;
 	unsigned int refs;
 	pthread_mutex_t dir_lock;
@@ -56,11 +56,13 @@ struct fsh_table {
 __attribute__((warn_unused_result)) int fsh_init(struct fsh_table *t, uint32_t max_handles);
 void fsh_destroy(struct fsh_table *t);
 
-/* What fsh_add enters. */
+/* What fsh_add enters (fs_file_kind). */
 enum fsh_kind {
 	FSH_DIR,
-	FSH_FILE,	      /* WRITEs through the queue's io_uring */
-	FSH_FILE_WRITE_INLINE, /* WRITEs on the queue's thread (fs_write_inline) */
+	FSH_FILE,	       /* READ and WRITE through the queue's io_uring */
+	FSH_FILE_LOCAL,	       /* on local storage, buffered: WRITEs on the queue's thread */
+	FSH_FILE_LOCAL_DIRECT, /* on local storage, O_DIRECT or O_SYNC: READs and WRITEs on the
+				  queue's thread while it holds no other request */
 };
 
 /* Enter fd (consumed: on error it is closed). Returns 0 with *fh, -ENFILE or -ENOMEM. */

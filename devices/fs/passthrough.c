@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "devices/fs/fs_ops.h"
+#include "devices/virtio/xfer.h"
 
 int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, enum fs_cache cache,
 		     size_t max_fds)
@@ -33,7 +34,7 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 		return -EACCES;
 	}
 	s->root_dev = st.st_dev;
-	s->root_write_inline = fs_local_magic(sf.f_type);
+	s->root_local = xfer_local_magic(sf.f_type);
 	s->devs[0] = st.st_dev;
 	s->nr_devs = 1;
 	s->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);

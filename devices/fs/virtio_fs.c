@@ -24,9 +24,10 @@
  *
  * Data path: READ and WRITE become one readv/writev SQE on the chain's guest buffers (vq_*_iov), so
  * bytes move between the host file and guest memory with no copy, and the worker keeps popping
- * other chains while they run. A buffered WRITE to a file on local storage is the exception: it
- * is one pwritev2 on this thread, from the same guest buffers (fs_server.root_write_inline says
- * why: io_uring would hand it to its own thread pool). FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
+ * other chains while they run. On local storage some are one preadv2/pwritev2 on this thread
+ * instead, on the same guest buffers (fs_io_inline; fs_server.root_local says why): a buffered
+ * WRITE, which io_uring would hand to its own thread pool, and an O_DIRECT transfer while the
+ * queue has nothing else to do. FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
  * Everything else (lookups, attributes, directory entries, xattrs) is answered inline from a
  * per-queue scratch buffer: each is one or two short system calls that need the request's
  * credentials and a follow-up in our tables (inode insert, handle entry), so an io_uring round trip
@@ -146,6 +147,14 @@ static void fs_io_finish(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 	vq_worker_done(w, vreq, written);
 }
 
+/* Is this READ/WRITE on h made here, on the queue's thread (fs_server.root_local says when)? */
+static bool fs_io_inline(struct vq_worker *w, const struct fsh_handle *h, bool is_write)
+{
+	if (h->kind == FSH_FILE_LOCAL)
+		return is_write;
+	return h->kind == FSH_FILE_LOCAL_DIRECT && vq_worker_alone(w);
+}
+
 /* READ: readv straight into the guest's buffers after the (later written) reply header. */
 static int fs_start_read(struct virtio_fs *fs, struct vq_worker *w, struct vq_req *vreq,
 			 const struct fuse_req *r)
@@ -181,6 +190,12 @@ static int fs_start_read(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 		fs_io_finish(fs, w, vreq, 0);
 		return VQ_REQ_PENDING;
 	}
+	if (fs_io_inline(w, io->h, false)) {
+		while (xfer_sync(&io->xfer, io->h->fd) == XFER_MORE) {
+		}
+		fs_io_finish(fs, w, vreq, io->xfer.error);
+		return VQ_REQ_PENDING;
+	}
 	if (!fs_submit_rw(fs, w, vreq)) {
 		fs_io_end(&fs->srv, io->h);
 		io->h = NULL;
@@ -214,8 +229,7 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 		fs_io_finish(fs, w, vreq, 0);
 		return VQ_REQ_PENDING;
 	}
-	if (io->h->write_inline) {
-		/* A page-cache copy on local storage, made here (fs_server.root_write_inline). */
+	if (fs_io_inline(w, io->h, true)) {
 		while (xfer_sync(&io->xfer, io->h->fd) == XFER_MORE) {
 		}
 		fs_io_finish(fs, w, vreq, io->xfer.error);

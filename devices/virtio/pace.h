@@ -27,8 +27,10 @@
  *   the worker finishes the rest, instead of waking for every reply. Nothing is held when the
  *   worker holds nothing, and the end of every pass sends what is due, so a held interrupt is only
  *   late by part of a pass, never lost (virtio 1.2 2.7.10 asks that it be sent, not when).
- * - Adaptive poll: before sleeping, the worker may busy-poll the avail ring and its completion
- *   queue for up to cur_us. The window follows how long the worker waited for work once it went
+ * - Adaptive poll: before sleeping with no request's I/O in flight, the worker may busy-poll the
+ *   avail ring and its completion queue for up to cur_us (with I/O in flight it sleeps: a device's
+ *   completion wakes it as directly as it wakes a blocked read, and polling through an O_DIRECT
+ *   read only slowed it). The window follows how long the worker waited for work once it went
  *   idle, poll and sleep together (the driver's turnaround): a wait no longer than max_us (a poll
  *   of the full ceiling would have caught it and saved the wake-up) doubles it up to max_us; a
  *   longer wait (an idle queue, or a driver slower than the ceiling) halves it, to 0 below

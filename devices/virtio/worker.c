@@ -85,6 +85,11 @@ struct io_uring_sqe *vq_worker_get_sqe(struct vq_worker *w, struct vq_req *req)
 	return sqe;
 }
 
+bool vq_worker_alone(struct vq_worker *w)
+{
+	return w->busy_reqs == 1 && vq_avail_count(w->vq) == 0;
+}
+
 unsigned int vq_worker_queue_index(const struct vq_worker *w)
 {
 	return w->cfg.queue_index;
@@ -497,7 +502,10 @@ void wk_serve(struct vq_worker *w)
 			wk_abandon(w);
 			break;
 		}
-		bool polled = w->poll.cur_us && !w->stopping && w->inflight_sqes == 0;
+		/* With I/O in flight the wait is the device's, not the driver's: no poll, and the
+		   poll window does not learn from it. */
+		bool io_wait = w->inflight_sqes != 0;
+		bool polled = w->poll.cur_us && !w->stopping && !io_wait;
 		if (polled && wk_poll(w))
 			continue;
 		uint16_t batch = 1;
@@ -537,7 +545,7 @@ void wk_serve(struct vq_worker *w)
 			r = io_uring_submit_and_wait(&w->ring, 1);
 			wk_submitted(w);
 			/* The whole wait, the failed poll included: what a poll would have had to cover. */
-			if (w->poll.max_us)
+			if (w->poll.max_us && !io_wait)
 				pace_poll_waited(&w->poll, wk_now_us() - (polled ? w->poll_from_us
 										  : w->sleep_from_us));
 		}

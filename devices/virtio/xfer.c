@@ -3,7 +3,10 @@
 #include "devices/virtio/xfer.h"
 
 #include <errno.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
+
+#include <linux/magic.h>
 
 /* Drop the first n bytes of the iovecs in place: consumed entries, then leading empty ones. */
 static void xfer_iov_advance(struct iovec **iov, unsigned int *nr, size_t n)
@@ -70,6 +73,27 @@ enum xfer_step xfer_complete(struct xfer *x, int res)
 	if (x->nr == 0)
 		x->left = 0; /* the buffers ran out first: nothing more can move */
 	return x->left ? XFER_MORE : XFER_DONE;
+}
+
+bool xfer_local_magic(long f_type)
+{
+	switch (f_type) {
+	case EXT4_SUPER_MAGIC: /* ext2, ext3 and ext4 share it */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool xfer_fd_local(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && xfer_local_magic(sf.f_type);
 }
 
 enum xfer_step xfer_sync(struct xfer *x, int fd)

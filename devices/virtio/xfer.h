@@ -73,6 +73,16 @@ static inline bool xfer_finished(const struct xfer *x)
 }
 
 /*
+ * True for the f_type of a file system on local storage (ext2/3/4, XFS, btrfs, F2FS, tmpfs): a
+ * transfer there waits on a local device or page-cache copies only, never on a network or another
+ * process, so a queue worker may make one on its own thread (virtio-fs's buffered writes, the
+ * O_DIRECT transfers of a queue with nothing else to do). NFS, CIFS, FUSE, 9p, overlayfs: false.
+ */
+bool xfer_local_magic(long f_type);
+/* xfer_local_magic() of the file system fd is on; false when fstatfs fails. */
+bool xfer_fd_local(int fd);
+
+/*
  * Move the next piece synchronously on the calling thread (preadv2/pwritev2 on fd) and account it:
  * for a file or kernel that refuses the operation through io_uring (-EOPNOTSUPP). Returns like
  * xfer_complete().

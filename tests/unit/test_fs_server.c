@@ -15,6 +15,7 @@
 
 #include "devices/fs/fs_ops.h"
 #include "devices/fs/fs_server.h"
+#include "devices/virtio/xfer.h"
 #include "tests/unit/tap.h"
 
 static struct fs_server srv;
@@ -1199,11 +1200,11 @@ static void test_relookup(void)
 		  "a known symlink is looked up as itself, never followed");
 }
 
-/* Whether fh's WRITEs are made on the worker thread (-1: no such handle). */
-static int inline_of(int64_t fh)
+/* fh's enum fsh_kind (-1: no such handle). */
+static int kind_of(int64_t fh)
 {
 	struct fsh_handle *h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
-	int v = h ? h->write_inline : -1;
+	int v = h ? h->kind : -1;
 
 	if (h)
 		fsh_put(&srv.handles, h);
@@ -1211,41 +1212,44 @@ static int inline_of(int64_t fh)
 }
 
 /*
- * Buffered writes on local storage are made on the worker thread, the rest through io_uring
- * (fs_server.root_write_inline). The share's own file system decides; then, whatever it is, the
- * decision per open file.
+ * On local storage some READs and WRITEs are made on the worker thread, the rest through io_uring
+ * (fs_server.root_local, fs_file_kind). The share's own file system decides; then, whatever it is,
+ * the decision per open file.
  */
-static void test_write_inline(void)
+static void test_file_kinds(void)
 {
-	bool root_local = srv.root_write_inline;
+	bool root_local = srv.root_local;
 	struct statfs sf;
 	int64_t f, fh;
 
-	TAP_CHECK(statfs(root, &sf) == 0 && fs_local_magic(sf.f_type) == root_local,
-		  "the share's file system decides whether buffered writes are made inline");
-	srv.root_write_inline = true; /* as on ext4, XFS, btrfs, F2FS or tmpfs */
+	TAP_CHECK(statfs(root, &sf) == 0 && xfer_local_magic(sf.f_type) == root_local,
+		  "the share's file system decides whether it counts as local storage");
+	srv.root_local = true; /* as on ext4, XFS, btrfs, F2FS or tmpfs */
 	fh = create(1, "inl", O_RDWR, 0644, NULL);
-	TAP_CHECK(inline_of(fh) == 1, "CREATE O_RDWR: its WRITEs inline");
+	TAP_CHECK(kind_of(fh) == FSH_FILE_LOCAL, "CREATE O_RDWR: buffered on local storage (WRITEs inline)");
 	f = lookup(1, "inl");
-	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY) : -1) == 1, "OPEN O_WRONLY: inline");
-	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_SYNC) : -1) == 0,
-		  "OPEN O_SYNC: through io_uring (it waits for the disk)");
-	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_DSYNC) : -1) == 0,
-		  "OPEN O_DSYNC: through io_uring");
+	TAP_CHECK(kind_of(f > 0 ? open_((uint64_t)f, O_WRONLY) : -1) == FSH_FILE_LOCAL,
+		  "OPEN O_WRONLY: buffered on local storage");
+	TAP_CHECK(kind_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_SYNC) : -1) == FSH_FILE_LOCAL_DIRECT,
+		  "OPEN O_SYNC: waits for the disk (inline only when the queue holds nothing else)");
+	TAP_CHECK(kind_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_DSYNC) : -1) == FSH_FILE_LOCAL_DIRECT,
+		  "OPEN O_DSYNC: likewise");
 	srv.allow_direct_io = true;
 	fh = f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1;
-	TAP_CHECK(fh == -EINVAL || inline_of(fh) == 0, "OPEN O_DIRECT (allowed): through io_uring");
+	TAP_CHECK(fh == -EINVAL || kind_of(fh) == FSH_FILE_LOCAL_DIRECT,
+		  "OPEN O_DIRECT (allowed): inline only when the queue holds nothing else");
 	srv.allow_direct_io = false;
-	TAP_CHECK(inline_of(f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1) == 1,
-		  "OPEN O_DIRECT dropped by the share: a buffered fd, inline");
-	srv.root_write_inline = false; /* as on NFS, FUSE or 9p */
-	TAP_CHECK(inline_of(create(1, "inl2", O_RDWR, 0644, NULL)) == 0 &&
-			  inline_of(f > 0 ? open_((uint64_t)f, O_WRONLY) : -1) == 0,
-		  "a share elsewhere: every WRITE through io_uring");
-	srv.root_write_inline = root_local;
-	TAP_CHECK(fs_local_magic(EXT4_SUPER_MAGIC) && fs_local_magic(TMPFS_MAGIC) &&
-			  fs_local_magic(XFS_SUPER_MAGIC) && !fs_local_magic(NFS_SUPER_MAGIC) && !fs_local_magic(FUSE_SUPER_MAGIC) &&
-			  !fs_local_magic(V9FS_MAGIC) && !fs_local_magic(OVERLAYFS_SUPER_MAGIC),
+	TAP_CHECK(kind_of(f > 0 ? open_((uint64_t)f, O_RDONLY | O_DIRECT) : -1) == FSH_FILE_LOCAL,
+		  "OPEN O_DIRECT dropped by the share: a buffered fd");
+	srv.root_local = false; /* as on NFS, FUSE or 9p */
+	TAP_CHECK(kind_of(create(1, "inl2", O_RDWR, 0644, NULL)) == FSH_FILE &&
+			  kind_of(f > 0 ? open_((uint64_t)f, O_WRONLY | O_SYNC) : -1) == FSH_FILE,
+		  "a share elsewhere: every READ and WRITE through io_uring");
+	srv.root_local = root_local;
+	TAP_CHECK(xfer_local_magic(EXT4_SUPER_MAGIC) && xfer_local_magic(TMPFS_MAGIC) &&
+			  xfer_local_magic(XFS_SUPER_MAGIC) && !xfer_local_magic(NFS_SUPER_MAGIC) &&
+			  !xfer_local_magic(FUSE_SUPER_MAGIC) && !xfer_local_magic(V9FS_MAGIC) &&
+			  !xfer_local_magic(OVERLAYFS_SUPER_MAGIC),
 		  "ext4, tmpfs and XFS are local storage; NFS, FUSE, 9p and overlayfs are not");
 }
 
@@ -1296,7 +1300,7 @@ int main(void)
 	test_xattr_misc();
 	test_creds();
 	test_direct_io_and_reinit();
-	test_write_inline();
+	test_file_kinds();
 	test_relookup();
 	test_acl();
 	test_forget_bound();
