@@ -58,11 +58,10 @@ static const int worker_calls[] = {
 	SCMP_SYS(io_uring_enter), /* submit, and sleep for kicks, completions and the stop */
 };
 
-/* SECCOMP_ROLE_WORKER on top of worker_calls: virtio-blk's O_DIRECT READ of a queue that holds
-   nothing else, made on the thread (devices/blk/blk.c, blk_read_inline); its ring may READV any
-   fd anyway. */
+/* SECCOMP_ROLE_WORKER on top of worker_calls: virtio-blk's transfers made on the thread on local
+   storage (devices/blk/blk.c, blk_rw_inline); its ring may READV and WRITEV any fd anyway. */
 static const int blk_calls[] = {
-	SCMP_SYS(preadv2),
+	SCMP_SYS(preadv2), SCMP_SYS(pwritev2),
 };
 
 /* SECCOMP_ROLE_WORKER_CONSOLE on top of worker_calls (devices/console/virtio_console.c). Its host

@@ -27,7 +27,7 @@ enum seccomp_role {
 				   writes start/stop queue workers, reset closes a share's fds) */
 	SECCOMP_ROLE_WORKER,	/* a queue worker whose device does its I/O through its sealed
 				   io_uring (virtio-blk): io_uring_enter, the interrupt eventfd, and
-				   preadv2 for an O_DIRECT read made on the thread */
+				   preadv2/pwritev2 for transfers made on the thread */
 	SECCOMP_ROLE_WORKER_FS, /* a virtio-fs queue worker: WORKER plus the file system calls of the
 				   FUSE operations it serves inline, on fds under the share */
 	SECCOMP_ROLE_SERVE,	/* ringvm serve's connection thread: one front-end's messages (recvmsg

@@ -36,9 +36,15 @@ struct blk_dev {
 	/* The driver did not negotiate FLUSH, so it has no way to ask for durability: every write
 	   is durable when completed (RWF_DSYNC). Set at activation, before the workers start. */
 	bool writethrough;
-	/* direct=on on local storage (xfer_fd_local): an O_DIRECT READ of a queue that holds nothing
-	   else is one preadv2 on its thread (vq_worker_alone says why). Immutable after create. */
+	/*
+	 * On local storage (xfer_fd_local), some transfers are one call on the queue's thread, as
+	 * virtio-fs makes them (devices/fs/fs_server.h, root_local, says why): with direct=on, a
+	 * READ of a queue that holds nothing else (vq_worker_alone); with direct=off, every WRITE
+	 * that need not be durable at once, which io_uring would hand to its io-wq thread pool
+	 * (ext4 has no buffered NOWAIT). Immutable after create.
+	 */
 	bool read_inline_alone;
+	bool write_inline;
 };
 
 /* What WRITE_ZEROES writes when the file system cannot zero a range with fallocate. */
@@ -109,12 +115,15 @@ static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_re
 
 static void blk_complete_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq, int res);
 
-/* An O_DIRECT READ made here (blk_dev.read_inline_alone): each preadv2 result is accounted as a
-   completion would be, so a short read, EINVAL (go buffered) or EOF ends as on the ring. */
-static void blk_read_inline(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
+/* A READ or WRITE made here (blk_dev.read_inline_alone, write_inline): the call's result is
+   accounted as a completion would be, so a short transfer goes on through the ring, and EINVAL
+   (go buffered) or the end of the file end as there. */
+static void blk_rw_inline(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
 {
 	struct blk_io *io = vreq->priv;
-	ssize_t n = preadv2(blk->fd, io->xfer.iov, (int)io->xfer.nr, (off_t)io->xfer.offset, 0);
+	struct xfer *x = &io->xfer;
+	ssize_t n = x->is_write ? pwritev2(blk->fd, x->iov, (int)x->nr, (off_t)x->offset, 0)
+				: preadv2(blk->fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
 
 	blk_complete_rw(blk, w, vreq, n < 0 ? -errno : n > INT32_MAX ? INT32_MAX : (int)n);
 }
@@ -232,8 +241,9 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 		}
 		xfer_init(&io->xfer, is_write, vreq->io_iov, nr, io->req.offset, io->req.len);
 		io->buffered = blk->fd != blk->fd_buffered && !blk_aligned(blk, &io->xfer);
-		if (!is_write && !io->buffered && blk->read_inline_alone && vq_worker_alone(w)) {
-			blk_read_inline(blk, w, vreq);
+		if (is_write ? blk->write_inline && !blk->writethrough
+			     : !io->buffered && blk->read_inline_alone && vq_worker_alone(w)) {
+			blk_rw_inline(blk, w, vreq);
 			return VQ_REQ_PENDING;
 		}
 		return blk_submit_rw(blk, w, vreq) ? VQ_REQ_PENDING : VQ_REQ_BUSY;
@@ -430,7 +440,9 @@ int blk_create(const struct blk_config *cfg, unsigned int default_queues, struct
 	if (err)
 		goto err_fd;
 	blk->dio_align = cfg->direct ? blk_dio_align(blk->fd) : BLK_SECTOR_SIZE;
-	blk->read_inline_alone = cfg->direct && xfer_fd_local(blk->fd);
+	bool local = xfer_fd_local(blk->fd);
+	blk->read_inline_alone = cfg->direct && local;
+	blk->write_inline = !cfg->direct && local;
 	blk->lim.capacity = bytes / BLK_SECTOR_SIZE;
 	blk->lim.readonly = cfg->readonly;
 	blk->lim.max_discard_sectors = BLK_MAX_RANGE_SECTORS;

@@ -191,6 +191,9 @@ run_one() {
 			"$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_files" --jobs 4 ||
 			return 1
 	fi
+	# Writes start from a clean page cache: the last run's dirty pages under writeback made every
+	# write of the next run wait for the disk (one round's rates spanned 10k-107k IOPS).
+	[ "$wl" = randwrite ] && sync "$dir/data"
 	if [ "$target" != host ]; then
 		pid=$(start_peer "$peer" "$cmd" "$dflag" "$jobs")
 		args+=(--socket "$sock" --cpu-pid "$pid")
