@@ -15,10 +15,12 @@
  *                            when it was asked for a tty (-t) but its stdin is not a terminal.
  *   ringvm.stdio=virtio      the command's stdin, stdout and stderr are the virtio-console ports named
  *                            RINGVM_PORT_STDIN, _STDOUT, _STDERR (found by name in
- *                            /sys/class/virtio-ports/vportNpM/name), not the console. PID 1 relays
- *                            them to pipes it gives the command (guest/stdio.h), so the command sees
- *                            pipes: EOF when the host's stdin ends (an empty buffer on the port),
- *                            EPIPE/SIGPIPE when the host's reader goes away (PORT_OPEN 0: POLLHUP).
+ *                            /sys/class/virtio-ports/vportNpM/name), not the console. The stdin
+ *                            port is the command's fd 0 itself: EOF when the host's stdin ends (an
+ *                            empty buffer on the port, and every buffer after it empty too, so
+ *                            each later read() returns 0 as on a pipe). PID 1 relays the command's
+ *                            stdout and stderr pipes to their ports (guest/stdio.h): EPIPE/SIGPIPE
+ *                            when the host's reader goes away (PORT_OPEN 0: POLLHUP).
  *                            After the command ended PID 1 hands over what it left in the pipes and
  *                            closes the ports; the VMM writes out everything queued on them before it
  *                            exits with the status.

@@ -81,27 +81,36 @@ int stdio_wire(struct stdio_relay *r, const int ports[4])
 {
 	int pipes[3][2], err;
 
-	for (int i = 0; i < 3; i++) {
+	/*
+	 * stdin: the port itself is the command's fd 0, blocking. A relay would copy each byte twice
+	 * more on the guest's vCPU (port -> PID 1 -> pipe), and the port already reads as a pipe
+	 * does: what the host sent, then 0 once the host's stdin ended; the command closing it (or
+	 * exiting) closes the guest's side, which the host sees. Measured in the lab: through the
+	 * relay, `sha256sum` of stdin ran at 0.46-0.58x of the same bytes read over virtio-fs.
+	 * PID 1 closes its own copy once the command has it (stdio_run).
+	 */
+	if (fcntl(ports[0], F_SETFL, 0) < 0)
+		return -errno;
+	for (int i = 1; i < 3; i++) {
 		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
 			err = -errno;
-			for (int j = 0; j < i; j++) {
+			for (int j = 1; j < i; j++) {
 				close(pipes[j][0]);
 				close(pipes[j][1]);
 			}
 			return err;
 		}
 	}
-	/* stdin: port -> pipe -> command; stdout, stderr: command -> pipe -> port. */
-	r->child_fds[0] = pipes[0][0];
+	/* stdout, stderr: command -> pipe -> port. */
+	r->child_fds[0] = ports[0];
 	r->child_fds[1] = pipes[1][1];
 	r->child_fds[2] = pipes[2][1];
 	/* Larger than Linux's default 64 KiB: fewer, longer chains per byte. */
-	for (int i = 0; i < 3; i++)
+	for (int i = 1; i < 3; i++)
 		(void)fcntl(pipes[i][0], F_SETPIPE_SZ, STDIO_PIPE_SIZE); /* else the default stays */
-	(void)fcntl(pipes[0][1], F_SETFL, O_NONBLOCK);
 	(void)fcntl(pipes[1][0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(pipes[2][0], F_SETFL, O_NONBLOCK);
-	relay_init(&r->s[0], ports[0], pipes[0][1]);
+	relay_init(&r->s[0], -1, -1); /* nothing to relay: done from the start */
 	relay_init(&r->s[1], pipes[1][0], ports[1]);
 	relay_init(&r->s[2], pipes[2][0], ports[2]);
 	relay_use_splice(&r->s[1]);

@@ -1,4 +1,4 @@
-/* stdio.h: PID 1's side of ringvm.stdio=virtio: the command's pipes, relayed to the ports. */
+/* stdio.h: PID 1's side of ringvm.stdio=virtio: the stdin port, and the command's output pipes relayed to the ports. */
 #ifndef RINGVM_GUEST_STDIO_H
 #define RINGVM_GUEST_STDIO_H
 
@@ -11,14 +11,15 @@
  * guest/protocol.h has the contract. PID 1: stdio_setup() after the modules are loaded (it waits
  * for the ports' names), blocks SIGCHLD, forks; the child dup2()s child_fds onto 0, 1, 2 and execs;
  * PID 1 calls stdio_run(), which relays (guest/relay.h) and reaps until the command has ended and
- * every stream is closed. Signals the host forwards on the signal port (guest/sigfwd.h) go to the
+ * every stream is closed. stdin is the port itself (blocking), not relayed: stdio_wire says why. Signals the host forwards on the signal port (guest/sigfwd.h) go to the
  * command's process group as they arrive, until it ends. When the command ends, what it left in its
  * stdout and stderr pipes is still handed over; the ports are then closed (the VMM's reader sees
  * EOF).
  */
 struct stdio_relay {
-	int child_fds[3];	  /* the command's ends: stdin's read end, stdout's, stderr's write ends */
-	struct relay_stream s[3]; /* PID 1's ends, port <-> pipe */
+	int child_fds[3];	  /* the command's ends: the stdin port, stdout's and stderr's pipes'
+				     write ends */
+	struct relay_stream s[3]; /* PID 1's ends, pipe -> port (s[0], stdin, is done from the start) */
 	int signal_fd;		  /* the port RINGVM_PORT_SIGNAL (guest/sigfwd.h), -1 once closed */
 };
 
@@ -34,8 +35,9 @@ __attribute__((warn_unused_result)) int stdio_setup(struct stdio_relay *r, unsig
 
 /*
  * stdio_setup's second half, on the four port fds (non-blocking; the streams' in stdin, stdout,
- * stderr order, then the signal port's): make the command's pipes and the relays. Returns 0, or
- * -errno with the pipes closed (the ports stay the caller's). Unit tests pass pipes as ports.
+ * stderr order, then the signal port's): the stdin port made blocking for the command, its output
+ * pipes and their relays. Returns 0, or -errno with the pipes closed (the ports stay the caller's).
+ * Unit tests pass pipes as ports.
  */
 __attribute__((warn_unused_result)) int stdio_wire(struct stdio_relay *r, const int ports[4]);
 

@@ -28,10 +28,10 @@ static int console_kind_create(const struct device_kind_ctx *ctx, unsigned int i
 {
 	const struct console_streams *s = ctx->streams;
 	const struct vcon_port_config ports[4] = {
-		{ RINGVM_PORT_STDIN, s->fds[0], true },
-		{ RINGVM_PORT_STDOUT, s->fds[1], false },
-		{ RINGVM_PORT_STDERR, s->fds[2], false },
-		{ RINGVM_PORT_SIGNAL, s->signal_fd, true },
+		{ RINGVM_PORT_STDIN, s->fds[0], true, true }, /* the command's own fd 0: EOF sticks */
+		{ RINGVM_PORT_STDOUT, s->fds[1], false, false },
+		{ RINGVM_PORT_STDERR, s->fds[2], false, false },
+		{ RINGVM_PORT_SIGNAL, s->signal_fd, true, false },
 	};
 	struct vcon_dev *d;
 	/* Without streams the signal port alone (port 0). */

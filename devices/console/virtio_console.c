@@ -41,6 +41,7 @@ struct vcon_port {
 	int fd;
 	bool busy;	  /* a transfer is in flight: the next buffer waits, bytes stay in order */
 	bool eof;	  /* to_guest: the host side ended and the guest got its empty buffer */
+	bool sticky_eof;  /* to_guest: every buffer after EOF comes back empty (vcon_port_config) */
 	bool broken;	  /* guest -> host: the host side failed; what the guest writes is dropped */
 	bool close_armed; /* the guest closed the port: close fd once its buffers are written */
 	bool warned;	  /* one line per port about host I/O errors */
@@ -286,6 +287,11 @@ static int vcon_in_start(struct vcon_dev *d, unsigned int i, struct vq_worker *w
 	}
 	if (p->in_len > p->in_off) {
 		vcon_in_fill(p, w, req);
+		return VQ_REQ_PENDING;
+	}
+	if (p->eof && p->sticky_eof) {
+		/* EOF again: in order behind everything the host sent, on this queue itself. */
+		vq_worker_done(w, req, 0);
 		return VQ_REQ_PENDING;
 	}
 	if (p->eof || p->fd < 0)
@@ -616,6 +622,7 @@ int vcon_create(const struct vcon_port_config *ports, unsigned int nr, struct vc
 	for (unsigned int i = 0; i < nr && !err; i++) {
 		names[i] = ports[i].name;
 		d->port[i].to_guest = ports[i].to_guest;
+		d->port[i].sticky_eof = ports[i].to_guest && ports[i].sticky_eof;
 		if (ports[i].fd < 0 || !ports[i].name)
 			err = -EINVAL;
 		else if ((d->port[i].fd = fcntl(ports[i].fd, F_DUPFD_CLOEXEC, 3)) < 0)

@@ -18,7 +18,8 @@
  *     only while the guest has the port open (Linux drops data that arrives on a closed port), one
  *     read at a time so that bytes stay in order. Buffers are not taken otherwise: the host reads
  *     only as much as the guest gave room for. EOF is a used buffer of length 0 (Linux's read()
- *     of the port then returns 0); the port takes nothing after it.
+ *     of the port then returns 0); the port takes nothing after it, or, for a port with
+ *     sticky_eof, answers every later buffer empty too.
  *   guest -> host port (stdout, stderr): each transmit buffer is written whole (short writes
  *     continued, one buffer at a time), then given back; a slow host reader therefore leaves the
  *     guest's queue full and its writer waiting. When the write fails (EPIPE: the reader is gone)
@@ -41,6 +42,10 @@ struct vcon_port_config {
 	const char *name; /* what the guest reads in /sys/class/virtio-ports/vportNpM/name */
 	int fd;		  /* the host side; the device works on its own duplicate */
 	bool to_guest;	  /* host fd -> guest (the guest reads the port), else guest -> host fd */
+	bool sticky_eof;  /* to_guest: after EOF every receive buffer comes back empty at once, so
+			     each read() of the port returns 0 as on a pipe whose writer left (the
+			     command reads the stdin port itself: guest/stdio.c); else the port
+			     takes nothing after its one empty buffer */
 };
 
 /* What a console queue's io_uring may do (virtio_console.c lists the opcodes and why); set on

@@ -145,12 +145,14 @@ if [ -z "${SAN_PASS:-}" ]; then
 	stopped_after 3 "ringvm_signal(SIGTERM), stop timeout 3 s"
 
 	# stdin a pipe, and a reader that pauses for 3 s before reading anything: flow control, no loss.
+	# The stdin port is the command's fd 0: its EOF must stick, as a pipe's does (the second cat
+	# and the read get EOF at once, or the run times out).
 	seq 1 300000 >"$tmp/want"
-	timeout "$T" bash -c 'echo hi | "$1" run -- sh -c "cat; seq 1 300000" 2>"$2/err" |
+	timeout "$T" bash -c 'echo hi | "$1" run -- sh -c "cat; cat; read x || seq 1 300000" 2>"$2/err" |
 		{ sleep 3; cat; } >"$2/out"' _ "$ringvm" "$tmp"
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(head -n1 "$tmp/out")" = hi ] && tail -n +2 "$tmp/out" | cmp -s - "$tmp/want" &&
-		ok "echo hi | ringvm run -- cat... gives hi; 300,000 lines reach a reader that paused 3 s, all of them" ||
+		ok "echo hi | ringvm run -- cat... gives hi, stdin stays at EOF for a second cat and a read; 300,000 lines reach a reader that paused 3 s, all of them" ||
 		notok "pipe stdin / paused reader: status $rc, $(wc -l <"$tmp/out") lines (stderr: $(tail -c 300 "$tmp/err"))"
 
 	# The command closes its stdout and waits: the host's reader must see EOF while the command

@@ -50,6 +50,8 @@ struct rig {
 	uint64_t gpa[NQ][QSIZE]; /* writable buffer of each chain head sent, per queue */
 };
 
+static bool rig_sticky_eof; /* the next rig_up's stdin port answers every buffer after EOF */
+
 static int rig_up(struct rig *g, bool nonblock_out)
 {
 	int in[2], out[2], err[2];
@@ -60,9 +62,9 @@ static int rig_up(struct rig *g, bool nonblock_out)
 	if (nonblock_out)
 		fcntl(out[1], F_SETFL, O_NONBLOCK);
 	struct vcon_port_config ports[NPORTS] = {
-		{ "ringvm.stdin", in[0], true },
-		{ "ringvm.stdout", out[1], false },
-		{ "ringvm.stderr", err[1], false },
+		{ "ringvm.stdin", in[0], true, rig_sticky_eof },
+		{ "ringvm.stdout", out[1], false, false },
+		{ "ringvm.stderr", err[1], false, false },
 	};
 	if (vcon_create(ports, NPORTS, &g->dev))
 		return -2;
@@ -274,6 +276,41 @@ static void test_input_held(void)
 	rig_down(&g);
 }
 
+/*
+ * The stdin port as the command's own fd 0 (sticky_eof): after the host's EOF every buffer comes
+ * back empty, the ones posted before it and the ones re-posted after each read, so each read() of
+ * the port returns 0 as on a pipe whose writer left; never before the last byte.
+ */
+static void test_input_sticky_eof(void)
+{
+	struct rig g;
+	uint32_t head, len;
+	unsigned int empty = 0;
+	bool ok;
+
+	rig_sticky_eof = true;
+	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a device whose stdin port's EOF sticks");
+	rig_sticky_eof = false;
+	TAP_CHECK(ctrl_send(&g, 0, VIRTIO_CONSOLE_PORT_OPEN, 1), "the guest opens port 0");
+	TAP_CHECK(write(g.in_w, "last", 4) == 4, "the host writes 4 bytes");
+	close(g.in_w);
+	g.in_w = -1;
+	for (int i = 0; i < 3; i++)
+		post(&g, Q_IN, 4096);
+	ok = md_wait_used(&g.d, Q_IN, &head, &len) && len == 4 &&
+	     memcmp(md_host(&g.d, g.gpa[Q_IN][head % QSIZE]), "last", 4) == 0;
+	TAP_CHECK(ok, "the bytes first");
+	for (int i = 0; i < 2; i++)
+		empty += md_wait_used(&g.d, Q_IN, &head, &len) && len == 0;
+	TAP_CHECK(empty == 2, "then EOF: both buffers posted before it come back empty");
+	for (int i = 0; i < 5; i++) {
+		post(&g, Q_IN, 4096);
+		empty += md_wait_used(&g.d, Q_IN, &head, &len) && len == 0;
+	}
+	TAP_CHECK(empty == 7, "and each buffer posted after it, at once: every read() is EOF");
+	rig_down(&g);
+}
+
 static void test_output(void)
 {
 	struct rig g;
@@ -470,7 +507,7 @@ static void test_hostile(void)
 	struct rig h;
 	int in[2];
 	TAP_CHECK(pipe2(in, O_CLOEXEC) == 0, "a pipe");
-	struct vcon_port_config one = { "p", in[0], true };
+	struct vcon_port_config one = { "p", in[0], true, false };
 	h.vm = fake_vm_create(RAM);
 	bool made = h.vm && vcon_create(&one, 1, &h.dev) == 0 &&
 		    virtio_mmio_create(h.vm, vcon_virtio_dev(h.dev), &h.mmio) == 0;
@@ -483,7 +520,7 @@ static void test_hostile(void)
 	close(in[1]);
 
 	struct vcon_dev *bad;
-	struct vcon_port_config none = { "p", -1, true };
+	struct vcon_port_config none = { "p", -1, true, false };
 	TAP_CHECK(vcon_create(&none, 1, &bad) == -EINVAL, "a port without an fd is refused");
 	TAP_CHECK(vcon_create(&none, 0, &bad) == -EINVAL, "zero ports are refused");
 }
@@ -493,6 +530,7 @@ int main(void)
 	/* SIGPIPE keeps its default action: a device write to a pipe without a reader must not kill us. */
 	test_bring_up_and_input();
 	test_input_held();
+	test_input_sticky_eof();
 	test_output();
 	test_nonblocking_and_drain();
 	test_hostile();
