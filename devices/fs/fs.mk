@@ -1,7 +1,7 @@
 # devices/fs: virtio-fs, an in-process FUSE passthrough server. Included by devices/devices.mk.
 
 # The FUSE server, independent of virtio (decoder, tables, operations).
-FS_CORE_SRCS := devices/fs/fuse_decode.c devices/fs/inode.c devices/fs/handle.c devices/fs/fs_budget.c \
+FS_CORE_SRCS := devices/fs/fuse_decode.c devices/fs/inode.c devices/fs/handle.c devices/fs/fs_budget.c devices/fs/fs_close.c \
 	devices/fs/passthrough.c devices/fs/fs_common.c devices/fs/fs_attr.c devices/fs/fs_creds.c devices/fs/fs_entry.c devices/fs/fs_file.c \
 	devices/fs/fs_dir.c devices/fs/fs_xattr.c devices/virtio/xfer.c
 # The device and its config.

@@ -1,6 +1,7 @@
 /* handle.c: the table of open file and directory handles, with stale-fh detection. */
 #include "devices/fs/handle.h"
 #include "devices/fs/fs_budget.h"
+#include "devices/fs/fs_close.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ int fsh_init(struct fsh_table *t, uint32_t max_handles)
 
 static void fsh_free(struct fsh_handle *h)
 {
-	close(h->fd);
+	fs_close(h->fd);
 	fs_budget_put_fd();
 	pthread_mutex_destroy(&h->dir_lock);
 	if (h->dir.buf) {

@@ -1,6 +1,7 @@
 /* inode.c: the inode table: two hash chains, lookup counts, and a bound on O_PATH fds. */
 #include "devices/fs/inode.h"
 #include "devices/fs/fs_budget.h"
+#include "devices/fs/fs_close.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static struct fsi_inode *fsi_reap(struct fsi_table *t, struct fsi_inode *ino)
 static void fsi_free(struct fsi_inode *dead)
 {
 	if (dead) {
-		close(dead->fd);
+		fs_close(dead->fd);
 		fs_budget_put_fd();
 		free(dead);
 	}
@@ -227,7 +228,7 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 		ino->refs++;
 		pthread_mutex_unlock(&t->lock);
 		free(fresh);
-		close(fd); /* we already hold this inode open */
+		fs_close(fd); /* we already hold this inode open */
 		*out = ino;
 		return 0;
 	}

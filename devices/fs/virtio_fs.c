@@ -14,6 +14,7 @@
 #include <linux/virtio_ids.h>
 
 #include "devices/fs/fs_budget.h"
+#include "devices/fs/fs_close.h"
 #include "devices/virtio/virtio.h"
 #include "devices/virtio/xfer.h"
 
@@ -266,6 +267,12 @@ static int fs_start_fsync(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 	return VQ_REQ_PENDING;
 }
 
+/* The server's fds close on the queue's ring (fs_close.h). */
+static void fs_close_on_ring(void *w, int fd)
+{
+	vq_worker_close_fd(w, fd);
+}
+
 static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq)
 {
 	struct virtio_fs *fs = fs_of(vdev);
@@ -278,6 +285,9 @@ static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req
 	size_t total = vreq->chain.readable_len, have, len;
 	int err;
 
+	/* This thread serves this queue only: its closer could be named once, but thread_init
+	   does not know the worker. */
+	fs_close_on(fs_close_on_ring, w);
 	vq_reader_init(&rd, &vreq->chain);
 	vq_writer_init(&io->wr, &vreq->chain);
 	/* Read the header once, then decide how much to gather: a WRITE's payload stays put. */
@@ -387,13 +397,15 @@ static const struct vq_handler_ops fs_queue_ops = {
 /*
  * Everything a virtio-fs queue's io_uring may do (devices/virtio/uring.h; the worker adds its
  * eventfd READ and ASYNC_CANCEL): READV/WRITEV for FUSE_READ/FUSE_WRITE (fs_submit_rw), FSYNC for
- * FUSE_FSYNC/FUSE_FSYNCDIR (fs_start_fsync). No SQE flags. Every other request is served inline by
+ * FUSE_FSYNC/FUSE_FSYNCDIR (fs_start_fsync), CLOSE for the fds a FORGET or RELEASE drops
+ * (fs_close.h). No SQE flags. Every other request is served inline by
  * system calls of the worker thread, which its seccomp filter sees.
  */
 static const uint8_t fs_ring_ops[] = {
 	IORING_OP_READV,
 	IORING_OP_WRITEV,
 	IORING_OP_FSYNC,
+	IORING_OP_CLOSE,
 };
 
 const struct uring_rules fs_ring_rules = {

@@ -42,6 +42,16 @@ static int uring_seal(struct io_uring *ring, const struct uring_rules *rules)
 	return err;
 }
 
+bool uring_rules_allow(const struct uring_rules *rules, uint8_t op)
+{
+	if (!rules)
+		return true;
+	for (unsigned int i = 0; i < rules->nr_ops; i++)
+		if (rules->ops[i] == op)
+			return true;
+	return false;
+}
+
 int uring_create(struct io_uring *ring, unsigned int sq_entries, unsigned int cq_entries,
 		 const struct uring_rules *rules)
 {

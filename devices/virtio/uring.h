@@ -2,6 +2,7 @@
 #ifndef RINGVM_URING_H
 #define RINGVM_URING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <liburing.h>
@@ -45,5 +46,8 @@ struct uring_rules {
 __attribute__((warn_unused_result)) int uring_create(struct io_uring *ring, unsigned int sq_entries,
 						     unsigned int cq_entries,
 						     const struct uring_rules *rules);
+
+/* A ring sealed to rules may submit op: rules declare it, or rules is NULL (unrestricted). */
+bool uring_rules_allow(const struct uring_rules *rules, uint8_t op);
 
 #endif

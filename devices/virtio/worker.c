@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devices/virtio/pace.h"
 
@@ -18,7 +19,7 @@
  * a current one), bits 32-63 the slot's generation, or which of the worker's own SQEs it is.
  */
 #define WK_SLOT_OWN 0xffffu
-enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT, WK_OWN_STATE, WK_OWN_CALL };
+enum wk_own { WK_OWN_KICK = 1, WK_OWN_STOP, WK_OWN_CANCEL, WK_OWN_EVENT, WK_OWN_STATE, WK_OWN_CALL, WK_OWN_CLOSE };
 
 /* At stop, how long in-flight requests get to complete once cancelled before they are abandoned. */
 #define WK_STOP_WAIT_MS 1000
@@ -36,8 +37,11 @@ static uint64_t wk_tag(const struct vq_worker *w, const struct vq_req *req)
 /* After a submission: an interrupt write left in the SQ is still queued (a later one rides on it). */
 static void wk_submitted(struct vq_worker *w)
 {
-	if (w->call_queued && !io_uring_sq_ready(&w->ring))
+	unsigned int left = io_uring_sq_ready(&w->ring);
+	if (w->call_queued && !left)
 		w->call_queued = false;
+	if (w->sq_closes > left)
+		w->sq_closes = left;
 }
 
 /* Submit what is queued; errors other than "try later" are logged: the loop cannot fix them. */
@@ -48,6 +52,17 @@ static void wk_submit(struct vq_worker *w)
 	if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
 		fprintf(stderr, "ringvm: virtqueue %u: io_uring_submit: %s\n", w->cfg.queue_index,
 			strerror(-r));
+}
+
+/*
+ * Submit what is queued, unless it is only closes (vq_worker_close_fd): those ride on the next
+ * submission the worker makes for something else, at the latest the one it sleeps in, instead of
+ * costing a system call of their own (a FORGET's close otherwise did, before the worker polled).
+ */
+static void wk_submit_due(struct vq_worker *w)
+{
+	if (io_uring_sq_ready(&w->ring) > w->sq_closes)
+		wk_submit(w);
 }
 
 /* An SQE with no owner yet; submits the queue once when full. */
@@ -154,6 +169,22 @@ static void wk_call(struct vq_worker *w, int fd)
 	w->call_queued = true;
 }
 
+void vq_worker_close_fd(struct vq_worker *w, int fd)
+{
+	struct io_uring_sqe *sqe = w->ring_closes && !w->ring_broken &&
+						   w->closes_inflight < WK_CLOSES_MAX
+					   ? io_uring_get_sqe(&w->ring)
+					   : NULL;
+	if (!sqe) {
+		close(fd);
+		return;
+	}
+	io_uring_prep_close(sqe, fd);
+	io_uring_sqe_set_data64(sqe, wk_own_tag(w, WK_OWN_CLOSE));
+	w->closes_inflight++;
+	w->sq_closes++;
+}
+
 /* Publish the used entries pushed so far; interrupt the driver if it waits for them, unless
    `pace` and the interrupt can wait for a fuller batch (pace_hold_interrupt). */
 static void wk_publish_paced(struct vq_worker *w, bool pace)
@@ -175,8 +206,7 @@ static void wk_publish_paced(struct vq_worker *w, bool pace)
 /* End of a slice: start the I/O queued so far, finish what completed, hand the replies over. */
 static void wk_slice_end(struct vq_worker *w)
 {
-	if (io_uring_sq_ready(&w->ring))
-		wk_submit(w);
+	wk_submit_due(w);
 	wk_reap(w);
 	wk_publish_paced(w, true);
 }
@@ -285,6 +315,10 @@ static void wk_on_cqe(struct vq_worker *w, uint64_t tag, int res)
 			/* An error (a saturated counter) leaves an interrupt pending anyway. */
 			if (w->calls_inflight)
 				w->calls_inflight--;
+		} else if (hi == WK_OWN_CLOSE) {
+			/* The fd is closed whatever the result (close(2)): nothing to retry. */
+			if (w->closes_inflight)
+				w->closes_inflight--;
 		}
 		return; /* WK_OWN_CANCEL: nothing to do */
 	}
@@ -345,7 +379,7 @@ static inline void wk_cpu_relax(void)
 static bool wk_poll(struct vq_worker *w)
 {
 	(void)vq_enable_kicks(w->vq, false);
-	wk_submit(w);
+	wk_submit_due(w);
 	w->poll_from_us = wk_now_us();
 	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us, yield_at = now;
 	do {

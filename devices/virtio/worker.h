@@ -257,6 +257,16 @@ void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written);
  */
 bool vq_worker_alone(struct vq_worker *w);
 
+/*
+ * On the worker's thread (handle(), complete() and what they call): close fd with the worker's next
+ * submission, as the interrupt writes go, instead of a system call of its own (~1.1 us on this
+ * project's PVM host, a fifth of a cached 4 KiB request). The close rides on the next submission
+ * the worker makes anyway (I/O, an interrupt), at the latest the one it goes to sleep with; the
+ * caller must not use fd again. Without room on the ring, or when the device's rules (cfg.rules)
+ * do not allow IORING_OP_CLOSE, it is closed at once.
+ */
+void vq_worker_close_fd(struct vq_worker *w, int fd);
+
 /* The queue index this worker serves. */
 unsigned int vq_worker_queue_index(const struct vq_worker *w);
 

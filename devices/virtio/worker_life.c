@@ -87,18 +87,20 @@ int vq_worker_create(const struct vq_worker_config *cfg, struct vq_worker **out)
 	}
 	/*
 	 * SQ: one entry per request slot plus the four eventfd reads (kick, stop, the device's event,
-	 * the state report) and the interrupt writes. CQ: every SQE that may be in flight
+	 * the state report), the interrupt writes and the closes. CQ: every SQE that may be in flight
 	 * (max_inflight, for the largest queue) plus the worker's own (the four reads, up to four
-	 * cancels and WK_CALLS_MAX interrupt writes), so completions never overflow it.
+	 * cancels, WK_CALLS_MAX interrupt writes and WK_CLOSES_MAX closes), so completions never
+	 * overflow it.
 	 */
 	w->cq_room = cfg->max_inflight ? cfg->max_inflight : 4u * cfg->ring_max;
 	if (w->cq_room < 4)
 		w->cq_room = 4;
 	unsigned int cq = w->cq_room > cfg->ring_max ? w->cq_room : cfg->ring_max;
-	err = uring_create(&w->ring, cfg->ring_max + 4u + WK_CALLS_MAX, cq + 8u + WK_CALLS_MAX,
-			   cfg->rules); /* CQ >= SQ */
+	err = uring_create(&w->ring, cfg->ring_max + 4u + WK_CALLS_MAX + WK_CLOSES_MAX,
+			   cq + 8u + WK_CALLS_MAX + WK_CLOSES_MAX, cfg->rules); /* CQ >= SQ */
 	if (err < 0)
 		goto err_state_fd;
+	w->ring_closes = uring_rules_allow(cfg->rules, IORING_OP_CLOSE);
 	/*
 	 * Workers take no signals: a signal meant for the VMM (or a vCPU kick) must not land here and
 	 * interrupt a ring wait. The mask is inherited by the new thread and restored for the caller.

@@ -13,6 +13,12 @@
  * inside the submit that carries it and is reaped in the same pass.
  */
 #define WK_CALLS_MAX 4u
+/*
+ * Closes through the ring (vq_worker_close_fd) whose CQE is not yet reaped, at most; past that, or
+ * when no SQE is free, the worker closes the fd itself. Like the interrupt writes, each completes
+ * inside the submit that carries it.
+ */
+#define WK_CLOSES_MAX 16u
 
 /* The thread's state, under lock. */
 enum wk_state {
@@ -55,6 +61,10 @@ struct vq_worker {
 	uint64_t call_one;  /* 1: what an interrupt write through the ring writes (never changes) */
 	unsigned int calls_inflight; /* interrupt writes submitted or queued, CQE not yet reaped */
 	bool call_queued;   /* one of them is still in the SQ: a later interrupt rides on it */
+	bool ring_closes;   /* cfg.rules allow IORING_OP_CLOSE (vq_worker_close_fd may use the ring) */
+	unsigned int closes_inflight; /* closes submitted or queued, CQE not yet reaped */
+	unsigned int sq_closes; /* of them, still in the SQ: alone there, they wait for a submission
+				   the worker makes anyway (wk_submit_due) */
 	unsigned int inflight_sqes; /* request SQEs handed out and not completed */
 	unsigned int max_inflight;
 	bool kick_armed;

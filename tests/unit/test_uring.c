@@ -74,6 +74,14 @@ static bool prep_legit(struct io_uring_sqe *sqe, uint8_t op, int *want_min)
 		*want_min = POLLIN;
 		return true;
 	}
+	case IORING_OP_CLOSE: { /* virtio-fs: a FORGET's or RELEASE's fd */
+		int fd = dup(file_fd);
+		if (fd < 0)
+			return false;
+		io_uring_prep_close(sqe, fd);
+		*want_min = 0;
+		return true;
+	}
 	case IORING_OP_WRITE: /* the worker's interrupt: 8 bytes to an eventfd */
 		io_uring_prep_write(sqe, efd, buf, 8, 0);
 		memset(buf, 0, 8);
@@ -220,6 +228,12 @@ int main(void)
 	check_device("virtio-blk", &blk_ring_rules, probe);
 	check_device("virtio-fs", &fs_ring_rules, probe);
 	check_device("virtio-console", &vcon_ring_rules, probe);
+	/* What the worker asks before it closes an fd through the ring (vq_worker_close_fd). */
+	TAP_CHECK(uring_rules_allow(&fs_ring_rules, IORING_OP_CLOSE) &&
+			  !uring_rules_allow(&blk_ring_rules, IORING_OP_CLOSE) &&
+			  !uring_rules_allow(&vcon_ring_rules, IORING_OP_CLOSE) &&
+			  uring_rules_allow(NULL, IORING_OP_CLOSE),
+		  "uring_rules_allow: CLOSE on virtio-fs's ring and an unrestricted one only");
 
 	/* The refusals come from the seal: the same OPENAT on an unsealed ring opens the file. */
 	struct io_uring ring;

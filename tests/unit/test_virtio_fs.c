@@ -1,5 +1,6 @@
 /* test_virtio_fs.c: end to end: a fake driver brings up virtio-fs over MMIO and sends FUSE requests. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +41,28 @@ static int bring_up(void)
 	return md_bring_up(&drv, vm, NQ, QSIZE, 0);
 }
 
+/* Open fds of this process, the directory's own not counted. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", ".." and the DIR's fd */
+}
+
+/* The fds a FORGET or RELEASE drops close on the queue's ring, with the worker's next submission
+   (before it sleeps): wait up to 2 s for the count to come back. */
+static bool fds_back_to(int want)
+{
+	for (int i = 0; i < 2000 && count_fds() != want; i++)
+		usleep(1000);
+	return count_fds() == want;
+}
+
 static void test_flow(void)
 {
 	unsigned char req[8192], rep[8192];
@@ -59,6 +82,7 @@ static void test_flow(void)
 			  "INIT over request queue 1");
 		TAP_CHECK(fake_vm_wait_irq(vm, drv.gsi, 1000) > 0, "the queue interrupt fired");
 	}
+	int fds_before_create = count_fds();
 	{
 		struct fuse_create_in in = { .flags = O_RDWR, .mode = 0644 };
 		unsigned char b[64];
@@ -147,6 +171,8 @@ static void test_flow(void)
 		used = md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep);
 		TAP_CHECK(used == 16 && fuse_reply_error(rep) == -ESTALE, "forgotten nodeid -> ESTALE");
 	}
+	TAP_CHECK(fds_before_create > 0 && fds_back_to(fds_before_create),
+		  "RELEASE and FORGET closed the handle's and the inode's fds (on the queues' rings)");
 	/* Hostile shapes. */
 	len = fuse_mkreq(req, FUSE_STATFS, 1, NULL, 0);
 	((struct fuse_in_header *)req)->len = 9999;
