@@ -16,6 +16,7 @@
 #include "devices/fs/fs_ops.h"
 #include "devices/fs/fs_server.h"
 #include "devices/virtio/xfer.h"
+#include "tests/support/open_fds.h"
 #include "tests/unit/tap.h"
 
 static struct fs_server srv;
@@ -978,19 +979,6 @@ static void test_acl(void)
 	}
 }
 
-/* Open file descriptors of this process. */
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 static void test_forget_bound(void)
 {
@@ -1017,7 +1005,7 @@ static void test_forget_bound(void)
 		const int rounds = 1000;
 #endif
 		static int64_t held[1000];
-		int fds_before = count_fds(), r, k;
+		int fds_before = open_fds(), r, k;
 
 		mkdir(hp("many"), 0755);
 		for (k = 0; k < 1000; k++) {
@@ -1040,7 +1028,7 @@ static void test_forget_bound(void)
 		char what[96];
 		snprintf(what, sizeof(what),
 			 "%d000 LOOKUP+FORGET over 1000 files leave no inode and no fd behind", rounds);
-		TAP_CHECK(ok && fsi_count(&srv.inodes) == base && count_fds() == fds_before, what);
+		TAP_CHECK(ok && fsi_count(&srv.inodes) == base && open_fds() == fds_before, what);
 	}
 	{
 		unsigned char b[8 + 16 * 3];
@@ -1173,14 +1161,14 @@ static void test_relookup(void)
 	if (fd >= 0)
 		close(fd);
 	a1 = lookup(1, "rl_a");
-	int fds = count_fds();
+	int fds = open_fds();
 	/* After a new inode the next LOOKUP opens first (fs_lookup_expect_new): it finds the inode
 	   known and closes the duplicate; the one after it looks with a stat only. */
 	a2 = lookup(1, "rl_a");
-	TAP_CHECK(a1 > 0 && a2 == a1 && fsi_count(&srv.inodes) == base + 1 && count_fds() == fds,
+	TAP_CHECK(a1 > 0 && a2 == a1 && fsi_count(&srv.inodes) == base + 1 && open_fds() == fds,
 		  "a second LOOKUP of a known name: the same nodeid, no new inode, no fd more");
 	a2 = lookup(1, "rl_a");
-	TAP_CHECK(a2 == a1 && fsi_count(&srv.inodes) == base + 1 && count_fds() == fds,
+	TAP_CHECK(a2 == a1 && fsi_count(&srv.inodes) == base + 1 && open_fds() == fds,
 		  "... and a third");
 	forget((uint64_t)a1, 1);
 	forget((uint64_t)a1, 1);

@@ -1,6 +1,5 @@
 /* test_virtio_fs.c: end to end: a fake driver brings up virtio-fs over MMIO and sends FUSE requests. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include "tests/support/fuse_req.h"
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
+#include "tests/support/open_fds.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -41,26 +41,13 @@ static int bring_up(void)
 	return md_bring_up(&drv, vm, NQ, QSIZE, 0);
 }
 
-/* Open fds of this process, the directory's own not counted. */
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n - 3; /* ".", ".." and the DIR's fd */
-}
-
-/* The fds a FORGET or RELEASE drops close on the queue's ring, with the worker's next submission
-   (before it sleeps): wait up to 2 s for the count to come back. */
+/* The fds a FORGET or RELEASE drops close on the queue's ring, with a submission the worker makes
+   anyway, at the latest as it goes to sleep: wait up to 2 s for the count to come back. */
 static bool fds_back_to(int want)
 {
-	for (int i = 0; i < 2000 && count_fds() != want; i++)
+	for (int i = 0; i < 2000 && open_fds() != want; i++)
 		usleep(1000);
-	return count_fds() == want;
+	return open_fds() == want;
 }
 
 static void test_flow(void)
@@ -82,7 +69,7 @@ static void test_flow(void)
 			  "INIT over request queue 1");
 		TAP_CHECK(fake_vm_wait_irq(vm, drv.gsi, 1000) > 0, "the queue interrupt fired");
 	}
-	int fds_before_create = count_fds();
+	int fds_before_create = open_fds();
 	{
 		struct fuse_create_in in = { .flags = O_RDWR, .mode = 0644 };
 		unsigned char b[64];
