@@ -285,9 +285,6 @@ static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req
 	size_t total = vreq->chain.readable_len, have, len;
 	int err;
 
-	/* This thread serves this queue only: its closer could be named once, but thread_init
-	   does not know the worker. */
-	fs_close_on(fs_close_on_ring, w);
 	vq_reader_init(&rd, &vreq->chain);
 	vq_writer_init(&io->wr, &vreq->chain);
 	/* Read the header once, then decide how much to gather: a WRITE's payload stays put. */
@@ -382,9 +379,10 @@ static const struct virtio_dev_ops fs_dev_ops = {
 };
 
 /* Each queue's thread, at its creation: its own umask and groups before it is confined (the
-   filters deny unshare and setgroups). */
-static int fs_thread_init(struct virtio_dev *vdev)
+   filters deny unshare and setgroups), and the server's fds it drops close on its ring. */
+static int fs_thread_init(struct virtio_dev *vdev, struct vq_worker *w)
 {
+	fs_close_on(fs_close_on_ring, w);
 	return fs_thread_prepare(&fs_of(vdev)->srv);
 }
 

@@ -114,11 +114,12 @@ struct vq_handler_ops {
 	 */
 	void (*complete)(struct virtio_dev *dev, struct vq_worker *w, struct vq_req *req, int res);
 	/*
-	 * Optional: per-thread setup of the device (the virtio-fs server's own umask and groups), on the
-	 * worker's new thread, before it is confined and before any request. 0 or -errno (the worker
-	 * then fails to create).
+	 * Optional: per-thread setup of the device (the virtio-fs server's own umask and groups, how it
+	 * closes fds: vq_worker_close_fd on w), on the worker's new thread, before it is confined and
+	 * before any request. w is the worker this thread serves for its whole life. 0 or -errno (the
+	 * worker then fails to create).
 	 */
-	int (*thread_init)(struct virtio_dev *dev);
+	int (*thread_init)(struct virtio_dev *dev, struct vq_worker *w);
 	/*
 	 * Optional. The queue's event fd (vq_worker_config.event_fd) fired: something the device
 	 * waits for happened on another thread (a port opened, a message to send). Called before the

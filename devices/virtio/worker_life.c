@@ -24,7 +24,7 @@ static void *wk_thread(void *arg)
 	(void)pthread_setname_np(pthread_self(), name);
 	int err = 0;
 	if (w->cfg.ops->thread_init)
-		err = w->cfg.ops->thread_init(w->cfg.dev);
+		err = w->cfg.ops->thread_init(w->cfg.dev, w);
 	if (!err && w->cfg.confine)
 		err = w->cfg.confine(w->cfg.confine_opaque);
 

@@ -50,9 +50,8 @@ struct rig {
 	uint64_t gpa[NQ][QSIZE]; /* writable buffer of each chain head sent, per queue */
 };
 
-static bool rig_sticky_eof; /* the next rig_up's stdin port answers every buffer after EOF */
-
-static int rig_up(struct rig *g, bool nonblock_out)
+/* sticky_eof: the stdin port answers every buffer after EOF (vcon_port_config). */
+static int rig_up(struct rig *g, bool nonblock_out, bool sticky_eof)
 {
 	int in[2], out[2], err[2];
 
@@ -62,7 +61,7 @@ static int rig_up(struct rig *g, bool nonblock_out)
 	if (nonblock_out)
 		fcntl(out[1], F_SETFL, O_NONBLOCK);
 	struct vcon_port_config ports[NPORTS] = {
-		{ "ringvm.stdin", in[0], true, rig_sticky_eof },
+		{ "ringvm.stdin", in[0], true, sticky_eof },
 		{ "ringvm.stdout", out[1], false, false },
 		{ "ringvm.stderr", err[1], false, false },
 	};
@@ -191,7 +190,7 @@ static void test_bring_up_and_input(void)
 	struct rig g;
 	uint32_t head, len;
 
-	TAP_CHECK(rig_up(&g, false) == 0, "virtio-console with 3 ports comes up over virtio-mmio");
+	TAP_CHECK(rig_up(&g, false, false) == 0, "virtio-console with 3 ports comes up over virtio-mmio");
 	TAP_CHECK(bring_up_ports(&g), "DEVICE_READY -> PORT_ADD x3; PORT_READY -> PORT_OPEN(1) then PORT_NAME");
 
 	/* Data before the guest opened the port must wait (Linux would drop it). */
@@ -244,7 +243,7 @@ static void test_input_held(void)
 	size_t have = 0;
 	bool ok = true;
 
-	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
+	TAP_CHECK(rig_up(&g, false, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
 	TAP_CHECK(ctrl_send(&g, 0, VIRTIO_CONSOLE_PORT_OPEN, 1), "the guest opens port 0");
 	fill(want, sizeof(want), 7);
 	TAP_CHECK(write(g.in_w, want, sizeof(want)) == (ssize_t)sizeof(want), "the host writes 20000 bytes");
@@ -288,9 +287,7 @@ static void test_input_sticky_eof(void)
 	unsigned int empty = 0;
 	bool ok;
 
-	rig_sticky_eof = true;
-	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a device whose stdin port's EOF sticks");
-	rig_sticky_eof = false;
+	TAP_CHECK(rig_up(&g, false, true) == 0 && bring_up_ports(&g), "a device whose stdin port's EOF sticks");
 	TAP_CHECK(ctrl_send(&g, 0, VIRTIO_CONSOLE_PORT_OPEN, 1), "the guest opens port 0");
 	TAP_CHECK(write(g.in_w, "last", 4) == 4, "the host writes 4 bytes");
 	close(g.in_w);
@@ -317,7 +314,7 @@ static void test_output(void)
 	uint32_t head, len;
 	static uint8_t want[4 << 20], got[4 << 20];
 
-	TAP_CHECK(rig_up(&g, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
+	TAP_CHECK(rig_up(&g, false, false) == 0 && bring_up_ports(&g), "a fresh device with its ports");
 	TAP_CHECK(!vcon_port_guest_open(g.dev, 1) && !vcon_port_guest_open(g.dev, 2),
 		  "vcon_port_guest_open: not before the guest's PORT_OPEN");
 	TAP_CHECK(ctrl_send(&g, 1, VIRTIO_CONSOLE_PORT_OPEN, 1) &&
@@ -401,7 +398,7 @@ static void test_nonblocking_and_drain(void)
 	static uint8_t want[256 << 10], got[256 << 10];
 
 	/* A non-blocking host stdout (O_NONBLOCK shared by the duplicate): EAGAIN means poll. */
-	TAP_CHECK(rig_up(&g, true) == 0 && bring_up_ports(&g), "a device whose stdout is O_NONBLOCK");
+	TAP_CHECK(rig_up(&g, true, false) == 0 && bring_up_ports(&g), "a device whose stdout is O_NONBLOCK");
 	TAP_CHECK(ctrl_send(&g, 1, VIRTIO_CONSOLE_PORT_OPEN, 1), "the guest opens stdout");
 	fill(want, sizeof(want), 4);
 	for (unsigned int i = 0; i < 8; i++)
@@ -465,7 +462,7 @@ static void test_hostile(void)
 	struct rig g;
 	uint32_t head, len;
 
-	TAP_CHECK(rig_up(&g, false) == 0, "a fresh device");
+	TAP_CHECK(rig_up(&g, false, false) == 0, "a fresh device");
 	/* A bad control message is reported and ignored; the device keeps working. */
 	uint8_t junk[3] = { 1, 2, 3 };
 	TAP_CHECK(md_roundtrip(&g.d, CTRL_TX, junk, sizeof(junk), NULL, 0, NULL, NULL) == 0,
