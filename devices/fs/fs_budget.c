@@ -6,7 +6,7 @@
 
 static size_t fb_max_fds = SIZE_MAX;
 static size_t fb_max_dirbufs = FS_DEFAULT_DIR_BUFFERS;
-static size_t fb_fds, fb_dirbufs; /* atomic */
+static size_t fb_fds, fb_dirbufs, fb_parked; /* atomic */
 
 void fs_budget_configure(const struct fs_limits *l)
 {
@@ -43,6 +43,26 @@ int fs_budget_take_fd(void)
 void fs_budget_put_fd(void)
 {
 	__atomic_fetch_sub(&fb_fds, 1, __ATOMIC_RELAXED);
+}
+
+bool fs_budget_take_park(void)
+{
+	size_t max = __atomic_load_n(&fb_max_fds, __ATOMIC_RELAXED);
+	size_t max_parked = max / 8;
+
+	if (__atomic_load_n(&fb_fds, __ATOMIC_RELAXED) >= max / 2)
+		return false;
+	return fb_take(&fb_parked, &max_parked);
+}
+
+void fs_budget_put_park(void)
+{
+	__atomic_fetch_sub(&fb_parked, 1, __ATOMIC_RELAXED);
+}
+
+size_t fs_budget_parked(void)
+{
+	return __atomic_load_n(&fb_parked, __ATOMIC_RELAXED);
 }
 
 bool fs_budget_take_dir_buffer(void)

@@ -32,6 +32,15 @@ void fs_budget_limits(struct fs_limits *l);
 __attribute__((warn_unused_result)) int fs_budget_take_fd(void);
 void fs_budget_put_fd(void);
 
+/*
+ * A parked fd (inode.h, fsi_park) keeps the fd token of the handle it came from. Parking is a
+ * cache, so it may never crowd out what the guest holds: a fd is parked only while fewer than half
+ * the budget's fds are in use and at most an eighth of them are parked. true: park it; give the
+ * count back with fs_budget_put_park when the parked fd leaves (taken back or closed).
+ */
+bool fs_budget_take_park(void);
+void fs_budget_put_park(void);
+
 /* Take one directory buffer: true, or false when they are all in use. */
 bool fs_budget_take_dir_buffer(void);
 void fs_budget_put_dir_buffer(void);
@@ -39,5 +48,6 @@ void fs_budget_put_dir_buffer(void);
 /* In use now (tests, statistics). */
 size_t fs_budget_fds_used(void);
 size_t fs_budget_dir_buffers_used(void);
+size_t fs_budget_parked(void);
 
 #endif

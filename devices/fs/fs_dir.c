@@ -25,7 +25,7 @@ int fs_op_opendir(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 	fd = fs_reopen(s, ino, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
-	err = fsh_add(&s->handles, fd, FSH_DIR, &oo.fh);
+	err = fsh_add(&s->handles, fd, FSH_DIR, NULL, &oo.fh);
 	if (err)
 		return err;
 	if (s->cache == FS_CACHE_ALWAYS)

@@ -256,7 +256,7 @@ static int fs_open_reply(struct fs_server *s, int fd, const struct fsi_inode *di
 {
 	struct fuse_open_out oo = { 0 };
 	/* A file is on its directory's file system: dir->dev is its st_dev. */
-	int err = fsh_add(&s->handles, fd, fs_file_kind(s, dir->dev, flags), &oo.fh);
+	int err = fsh_add(&s->handles, fd, fs_file_kind(s, dir->dev, flags), NULL, &oo.fh);
 
 	if (err) {
 		fsi_forget(&s->inodes, eo->nodeid, 1);

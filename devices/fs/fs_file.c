@@ -2,16 +2,58 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/fs/fs_close.h"
 #include "devices/fs/fs_ops.h"
 #include "devices/virtio/xfer.h"
+
+/*
+ * May this open take a parked fd (inode.h, fsi_park), and its RELEASE park one? Only a plain
+ * read-only open (no O_TRUNC, O_DIRECT, O_NONBLOCK, O_NOATIME, sync flags: those are per open and
+ * part of nothing we compare) of a file on the share's own file system when that is local storage:
+ * NFS and FUSE revalidate their caches at open (close-to-open consistency), which a reused fd skips.
+ * On local storage an open(2) of an inode we hold decides only permission (stamped: fsi_stamp) and
+ * nothing an earlier fd of the same flags does not already have.
+ */
+static bool fs_parkable(const struct fs_server *s, const struct fsi_inode *ino, int flags)
+{
+	return s->root_local && ino->dev == s->root_dev &&
+	       (flags & ~(O_LARGEFILE | O_CLOEXEC | O_NOFOLLOW)) == O_RDONLY;
+}
+
+/*
+ * The parked fd of ino opened as this request's uid and gid with these flags, if a stat of it now
+ * still has the stamp of the stat made before it was opened; -1 when none (a stale one is closed).
+ */
+static int fs_open_parked(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
+			  int flags, struct fsi_park *park)
+{
+	struct fsi_stamp now;
+	struct stat st;
+	int fd = fsi_unpark(&s->inodes, ino, r->hdr.uid, r->hdr.gid, flags, park);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0) {
+		fsi_stamp_of(&now, &st);
+		if (fsi_stamp_same(&now, &park->stamp))
+			return fd;
+	}
+	fs_close(fd);
+	return -1;
+}
 
 int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *ino,
 	       struct fs_out *o)
 {
 	int flags = fs_open_host_flags(s, r->in.open.flags);
 	struct fuse_open_out oo = { 0 };
+	struct fsi_park park = { 0 };
+	bool parkable = fs_parkable(s, ino, flags);
+	struct stat st;
 	int fd, err;
 
 	if (ino->type == S_IFDIR)
@@ -21,6 +63,19 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 		return -EACCES;
 	if (s->readonly && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
 		return -EROFS;
+	if (parkable) {
+		fd = fs_open_parked(s, r, ino, flags, &park);
+		if (fd >= 0)
+			goto add;
+		/* The stamp comes before the open: a change after it shows at the next reuse. */
+		if (fstat(ino->fd, &st) < 0)
+			return -errno;
+		park.nodeid = ino->nodeid;
+		park.uid = r->hdr.uid;
+		park.gid = r->hdr.gid;
+		park.flags = flags;
+		fsi_stamp_of(&park.stamp, &st);
+	}
 	fd = fs_reopen(s, ino, flags | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
@@ -31,7 +86,9 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 		close(fd);
 		return err;
 	}
-	err = fsh_add(&s->handles, fd, fs_file_kind(s, ino->dev, flags), &oo.fh);
+add:
+	err = fsh_add(&s->handles, fd, fs_file_kind(s, ino->dev, flags), parkable ? &park : NULL,
+		      &oo.fh);
 	if (err)
 		return err;
 	oo.open_flags = fs_open_flags(s);

@@ -15,19 +15,32 @@ int fsh_init(struct fsh_table *t, uint32_t max_handles)
 	t->used = 0;
 	t->free_hint = 0;
 	t->max_handles = max_handles ? max_handles : 1;
+	t->park = NULL;
+	t->park_ctx = NULL;
 	return -pthread_mutex_init(&t->lock, NULL);
 }
 
 static void fsh_free(struct fsh_handle *h)
 {
-	fs_close(h->fd);
-	fs_budget_put_fd();
+	if (h->fd >= 0) {
+		fs_close(h->fd);
+		fs_budget_put_fd();
+	}
 	pthread_mutex_destroy(&h->dir_lock);
 	if (h->dir.buf) {
 		free(h->dir.buf);
 		fs_budget_put_dir_buffer();
 	}
 	free(h);
+}
+
+/* The handle's last user is gone: its fd goes to its inode if parkable and wanted (its fd budget
+   token with it), else it closes. */
+static void fsh_end(struct fsh_table *t, struct fsh_handle *h)
+{
+	if (h->parkable && t->park && t->park(t->park_ctx, h->fd, &h->park))
+		h->fd = -1;
+	fsh_free(h);
 }
 
 void fsh_destroy(struct fsh_table *t)
@@ -70,7 +83,8 @@ static int fsh_grow(struct fsh_table *t)
 	return 0;
 }
 
-int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, uint64_t *fh)
+int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, const struct fsi_park *park,
+	    uint64_t *fh)
 {
 	struct fsh_handle *h;
 	uint32_t i;
@@ -89,6 +103,10 @@ int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, uint64_t *fh)
 	h->fd = fd;
 	h->is_dir = kind == FSH_DIR;
 	h->kind = (uint8_t)kind;
+	if (park) {
+		h->parkable = true;
+		h->park = *park;
+	}
 	h->refs = 1; /* the table's own reference, dropped by fsh_release */
 	pthread_mutex_init(&h->dir_lock, NULL);
 	pthread_mutex_lock(&t->lock);
@@ -153,7 +171,7 @@ void fsh_put(struct fsh_table *t, struct fsh_handle *h)
 	last = --h->refs == 0;
 	pthread_mutex_unlock(&t->lock);
 	if (last)
-		fsh_free(h);
+		fsh_end(t, h);
 }
 
 int fsh_release(struct fsh_table *t, uint64_t fh, bool want_dir)
@@ -174,7 +192,7 @@ int fsh_release(struct fsh_table *t, uint64_t fh, bool want_dir)
 	last = --h->refs == 0;
 	pthread_mutex_unlock(&t->lock);
 	if (last)
-		fsh_free(h);
+		fsh_end(t, h);
 	return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "devices/fs/inode.h"
+
 /*
  * fh = generation << 32 | slot. The generation is bumped when a slot is reused, so an fh the guest
  * already released (or made up) finds nothing. A READ in flight in io_uring holds a reference, so a
@@ -39,9 +41,14 @@ struct fsh_handle {
 	uint8_t kind; /* enum fsh_kind: how its READs and WRITEs are made (fs_server.root_local) */
 	uint32_t gen;
 	unsigned int refs;
+	bool parkable;         /* at its end, offer the fd to its inode (park) instead of closing it */
+	struct fsi_park park;  /* parkable: its key (immutable) */
 	pthread_mutex_t dir_lock;
 	struct fsh_dirstream dir; /* directories only; under dir_lock */
 };
+
+/* Offer the fd of a parkable handle that ends (fsi_park): true when taken (no longer ours). */
+typedef bool (*fsh_park_fn)(void *ctx, int fd, const struct fsi_park *p);
 
 struct fsh_table {
 	pthread_mutex_t lock;
@@ -51,6 +58,8 @@ struct fsh_table {
 	uint32_t used;
 	uint32_t max_handles;
 	uint32_t free_hint;
+	fsh_park_fn park;  /* NULL: every fd closes; set once before the first fsh_add */
+	void *park_ctx;
 };
 
 __attribute__((warn_unused_result)) int fsh_init(struct fsh_table *t, uint32_t max_handles);
@@ -65,9 +74,11 @@ enum fsh_kind {
 				  queue's thread while it holds no other request */
 };
 
-/* Enter fd (consumed: on error it is closed). Returns 0 with *fh, -ENFILE or -ENOMEM. */
+/* Enter fd (consumed: on error it is closed). park: its key when the fd may be parked at the
+   handle's end (a plain read-only file, fs_file.c), else NULL. Returns 0 with *fh, -ENFILE or
+   -ENOMEM. */
 __attribute__((warn_unused_result)) int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind,
-						uint64_t *fh);
+						const struct fsi_park *park, uint64_t *fh);
 
 /* The handle for fh with a reference, or NULL. want_dir must match the handle's kind. */
 struct fsh_handle *fsh_get(struct fsh_table *t, uint64_t fh, bool want_dir);

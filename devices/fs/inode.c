@@ -110,6 +110,7 @@ int fsi_init(struct fsi_table *t, int root_fd, size_t max_inodes)
 	t->root->fd = root_fd;
 	t->root->type = st.st_mode & S_IFMT;
 	t->root->nlookup = 1; /* the guest's mount; FORGET never takes the root below this */
+	t->root->parked_fd = -1;
 	fsi_link(t, t->root);
 	return 0;
 fail:
@@ -129,6 +130,11 @@ void fsi_destroy(struct fsi_table *t)
 		for (; ino; ino = next) {
 			next = ino->next_by_id;
 			close(ino->fd);
+			if (ino->parked_fd >= 0) {
+				close(ino->parked_fd);
+				fs_budget_put_fd();
+				fs_budget_put_park();
+			}
 			if (ino != t->root)
 				fs_budget_put_fd(); /* the root is the share's own, never charged */
 			free(ino);
@@ -174,6 +180,11 @@ static void fsi_free(struct fsi_inode *dead)
 	if (dead) {
 		fs_close(dead->fd);
 		fs_budget_put_fd();
+		if (dead->parked_fd >= 0) {
+			fs_close(dead->parked_fd);
+			fs_budget_put_fd();
+			fs_budget_put_park();
+		}
 		free(dead);
 	}
 }
@@ -245,6 +256,7 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 	fresh->type = st->st_mode & S_IFMT;
 	fresh->nlookup = 1;
 	fresh->refs = 1;
+	fresh->parked_fd = -1;
 	if (t->count >= t->nr_buckets)
 		fsi_grow(t);
 	fsi_link(t, fresh);
@@ -267,6 +279,66 @@ void fsi_forget(struct fsi_table *t, uint64_t nodeid, uint64_t n)
 	}
 	pthread_mutex_unlock(&t->lock);
 	fsi_free(dead);
+}
+
+void fsi_stamp_of(struct fsi_stamp *out, const struct stat *st)
+{
+	out->mode = (uint32_t)st->st_mode;
+	out->uid = (uint32_t)st->st_uid;
+	out->gid = (uint32_t)st->st_gid;
+	out->ctime_sec = (int64_t)st->st_ctim.tv_sec;
+	out->ctime_nsec = (int64_t)st->st_ctim.tv_nsec;
+}
+
+bool fsi_park(struct fsi_table *t, int fd, const struct fsi_park *p)
+{
+	struct fsi_inode *ino;
+	bool parked = false;
+
+	pthread_mutex_lock(&t->lock);
+	ino = fsi_find_id(t, p->nodeid);
+	/* Only while the guest holds the inode: one it forgot would keep the fd until a reset. */
+	if (ino && ino->nlookup && ino->type == S_IFREG && ino->parked_fd < 0 &&
+	    fs_budget_take_park()) {
+		ino->parked_fd = fd;
+		ino->parked = *p;
+		parked = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return parked;
+}
+
+int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_t gid, int flags,
+	       struct fsi_park *p)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&t->lock);
+	if (ino->parked_fd >= 0 && ino->parked.uid == uid && ino->parked.gid == gid &&
+	    ino->parked.flags == flags) {
+		fd = ino->parked_fd;
+		*p = ino->parked;
+		ino->parked_fd = -1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (fd >= 0) {
+		/* The fd leaves the table: the handle it goes to takes a token of its own. */
+		fs_budget_put_fd();
+		fs_budget_put_park();
+	}
+	return fd;
+}
+
+size_t fsi_parked_count(struct fsi_table *t)
+{
+	size_t n = 0, i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nr_buckets; i++)
+		for (struct fsi_inode *ino = t->by_id[i]; ino; ino = ino->next_by_id)
+			n += ino->parked_fd >= 0;
+	pthread_mutex_unlock(&t->lock);
+	return n;
 }
 
 size_t fsi_count(struct fsi_table *t)

@@ -3,6 +3,7 @@
 #define RINGVM_FS_INODE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -29,6 +30,25 @@
  * lookup or insert only, never across a system call other than close() of a losing duplicate fd.
  * The fields fd, nodeid, dev, ino and type are immutable while the inode is reachable.
  */
+/*
+ * What a host open's outcome depended on, from a stat made before the open: an fd opened then may
+ * be given to a later OPEN only while a new stat of it says the same (fsi_stamp_same). mode, uid and
+ * gid are compared as well as ctime because a kernel with coarse timestamps can leave ctime as it
+ * was for a chmod made in the same clock tick as the first stat.
+ */
+struct fsi_stamp {
+	uint32_t mode, uid, gid;
+	int64_t ctime_sec, ctime_nsec;
+};
+
+/* A parked fd's key: the request identity and host open flags it was opened with, and its stamp. */
+struct fsi_park {
+	uint64_t nodeid; /* the inode it is open on (nodeids are never reused) */
+	uint32_t uid, gid;
+	int flags;
+	struct fsi_stamp stamp;
+};
+
 struct fsi_inode {
 	uint64_t nodeid;
 	dev_t dev;
@@ -37,6 +57,9 @@ struct fsi_inode {
 	mode_t type; /* S_IFMT bits: the type of an inode never changes */
 	uint64_t nlookup;
 	unsigned int refs;
+	/* A read-only fd a RELEASE left for the next OPEN like it (fsi_park), or -1; under the lock. */
+	int parked_fd;
+	struct fsi_park parked;
 	struct fsi_inode *next_by_id;
 	struct fsi_inode *next_by_key;
 };
@@ -92,6 +115,31 @@ void fsi_forget(struct fsi_table *t, uint64_t nodeid, uint64_t n);
  * last request puts them.
  */
 void fsi_forget_all(struct fsi_table *t);
+
+/* The stamp of a stat (fsi_stamp above). */
+void fsi_stamp_of(struct fsi_stamp *out, const struct stat *st);
+static inline int fsi_stamp_same(const struct fsi_stamp *a, const struct fsi_stamp *b)
+{
+	return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
+	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
+}
+
+/*
+ * Parked fds (an OPEN-READ-RELEASE cycle without an open(2) and a close(2) each time). A RELEASE of
+ * a plain read-only handle gives its fd to its inode instead of closing it, when the inode is still
+ * in the table, holds no parked fd yet and the budget allows (fs_budget_take_park); a later OPEN of
+ * that inode by the same uid and gid with the same flags takes it back (fsi_unpark) and uses it if a
+ * fresh fstat of it still has the stamp taken before the first open (else it opens anew). The fd
+ * keeps its fd budget token while parked, and closes when the inode is freed (FORGET, reset).
+ * fsi_park: true when fd was parked (now the table's), false: the caller still owns it.
+ */
+__attribute__((warn_unused_result)) bool fsi_park(struct fsi_table *t, int fd,
+						  const struct fsi_park *p);
+/* The fd parked on ino if it was opened as uid, gid with flags (taken out, its key in *p), or -1. */
+int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_t gid, int flags,
+	       struct fsi_park *p);
+/* Fds parked in the table now (tests, statistics). */
+size_t fsi_parked_count(struct fsi_table *t);
 
 /* Inodes in the table now (tests, statistics). */
 size_t fsi_count(struct fsi_table *t);

@@ -10,6 +10,14 @@
 #include "devices/fs/fs_ops.h"
 #include "devices/virtio/xfer.h"
 
+/* A plain read-only handle ends: its fd may wait on its inode for the next OPEN (fs_file.c). */
+static bool fs_park_on_inode(void *ctx, int fd, const struct fsi_park *p)
+{
+	struct fs_server *s = ctx;
+
+	return fsi_park(&s->inodes, fd, p);
+}
+
 int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, enum fs_cache cache,
 		     size_t max_fds)
 {
@@ -53,6 +61,8 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 	err = fsh_init(&s->handles, (uint32_t)(max_fds / 2 > UINT32_MAX ? UINT32_MAX : max_fds / 2));
 	if (err)
 		goto fail_inodes;
+	s->handles.park = fs_park_on_inode;
+	s->handles.park_ctx = s;
 	err = -pthread_mutex_init(&s->init_lock, NULL);
 	if (err)
 		goto fail_handles;

@@ -13,6 +13,7 @@
 
 #include <linux/magic.h>
 
+#include "devices/fs/fs_budget.h"
 #include "devices/fs/fs_ops.h"
 #include "devices/fs/fs_server.h"
 #include "devices/virtio/xfer.h"
@@ -1278,6 +1279,125 @@ static void test_readonly(void)
 	fs_server_destroy(&srv);
 }
 
+/* The fd of handle fh, -1 when none. */
+static int fd_of(int64_t fh)
+{
+	struct fsh_handle *h = fh >= 0 ? fsh_get(&srv.handles, (uint64_t)fh, false) : NULL;
+	int fd = h ? h->fd : -1;
+
+	if (h)
+		fsh_put(&srv.handles, h);
+	return fd;
+}
+
+/* The fd parked on nodeid, -1 when none. */
+static int parked_of(int64_t nodeid)
+{
+	struct fsi_inode *ino = nodeid > 0 ? fsi_get(&srv.inodes, (uint64_t)nodeid) : NULL;
+	int fd = ino ? ino->parked_fd : -1;
+
+	if (ino)
+		fsi_put(&srv.inodes, ino);
+	return fd;
+}
+
+/* The file position of fd: an open file description's own, so it tells one from another. */
+static off_t pos_of(int fd)
+{
+	return fd >= 0 ? lseek(fd, 0, SEEK_CUR) : -1;
+}
+
+/*
+ * Parked fds (inode.h, fsi_park): a plain read-only handle's RELEASE leaves its fd on the inode, and
+ * the next OPEN by the same uid and gid with the same flags takes it, while a fstat still has the
+ * stamp of the stat before the first open. A position set on the parked fd tells whether an OPEN
+ * got that very description back (the server's I/O is positioned and never moves it).
+ */
+static void test_parked_fds(void)
+{
+	bool root_local = srv.root_local;
+	uint32_t uid = cur_uid, gid = cur_gid;
+	struct fs_limits lim, tight;
+	int64_t n, fh, fh2;
+	char path[400], buf[16];
+	int fd, fds0, fds1;
+
+	srv.root_local = true; /* as on ext4, XFS, btrfs, F2FS or tmpfs */
+	snprintf(path, sizeof(path), "%s/pk", root);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	TAP_CHECK(fd >= 0 && write(fd, "parked", 6) == 6 && close(fd) == 0, "(host) a file pk");
+	fds0 = open_fds();
+	n = lookup(1, "pk");
+	fds1 = open_fds();
+	fh = n > 0 ? open_((uint64_t)n, O_RDONLY) : -1;
+	TAP_CHECK(fh >= 0 && read_((uint64_t)n, (uint64_t)fh, 0, 6, buf) == 6 && !strcmp(buf, "parked") &&
+			  release((uint64_t)n, (uint64_t)fh, false) == 0,
+		  "OPEN O_RDONLY, READ, RELEASE");
+	TAP_CHECK(parked_of(n) >= 0 && fsi_parked_count(&srv.inodes) == 1 && open_fds() == fds1 + 1,
+		  "the RELEASE parked the fd on the inode (one fd more than the lookup's)");
+	TAP_CHECK(lseek(parked_of(n), 5, SEEK_SET) == 5, "(test) the parked description at offset 5");
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && pos_of(fd_of(fh)) == 5 && parked_of(n) < 0 && open_fds() == fds1 + 1,
+		  "the next OPEN O_RDONLY takes the parked fd: no open(2), no fd more");
+	TAP_CHECK(read_((uint64_t)n, (uint64_t)fh, 1, 5, buf) == 5 && !strcmp(buf, "arked"),
+		  "... and reads through it");
+	fh2 = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh2 >= 0 && pos_of(fd_of(fh2)) == 0 && open_fds() == fds1 + 2,
+		  "a second OPEN meanwhile opens its own fd");
+	TAP_CHECK(release((uint64_t)n, (uint64_t)fh2, false) == 0 &&
+			  release((uint64_t)n, (uint64_t)fh, false) == 0 && open_fds() == fds1 + 1 &&
+			  fsi_parked_count(&srv.inodes) == 1,
+		  "two RELEASEs: one fd parked, the other closed");
+	(void)lseek(parked_of(n), 5, SEEK_SET);
+	as_user(1000, 1000);
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && pos_of(fd_of(fh)) == 0 && parked_of(n) >= 0,
+		  "another uid's OPEN never gets the parked fd");
+	TAP_CHECK(release((uint64_t)n, (uint64_t)fh, false) == 0 && open_fds() == fds1 + 1,
+		  "... and its RELEASE closes (one fd parked per inode)");
+	as_user(uid, gid);
+	fh = open_((uint64_t)n, O_RDWR);
+	TAP_CHECK(fh >= 0 && pos_of(fd_of(fh)) == 0 && release((uint64_t)n, (uint64_t)fh, false) == 0 &&
+			  open_fds() == fds1 + 1 && pos_of(parked_of(n)) == 5,
+		  "O_RDWR neither takes the parked fd nor parks its own");
+	TAP_CHECK(chmod(path, 0640) == 0, "(host) chmod 0640: the stamp changes");
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && pos_of(fd_of(fh)) == 0 && parked_of(n) < 0 && open_fds() == fds1 + 1,
+		  "after a change of mode the OPEN opens anew and closes the stale parked fd");
+	TAP_CHECK(release((uint64_t)n, (uint64_t)fh, false) == 0 && parked_of(n) >= 0,
+		  "... and parks the new one");
+	TAP_CHECK(chown(path, 1000, 1000) == 0, "(host) chown 1000:1000");
+	(void)lseek(parked_of(n), 5, SEEK_SET);
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && pos_of(fd_of(fh)) == 0 && release((uint64_t)n, (uint64_t)fh, false) == 0,
+		  "after a change of owner likewise");
+	forget((uint64_t)n, 1);
+	TAP_CHECK(fsi_parked_count(&srv.inodes) == 0 && open_fds() == fds0,
+		  "FORGET of the inode closes its parked fd");
+	n = lookup(1, "pk");
+	srv.root_local = false; /* as on NFS, FUSE or 9p: an open revalidates there */
+	fh = n > 0 ? open_((uint64_t)n, O_RDONLY) : -1;
+	TAP_CHECK(fh >= 0 && release((uint64_t)n, (uint64_t)fh, false) == 0 && parked_of(n) < 0 &&
+			  open_fds() == fds1,
+		  "not on local storage: nothing parked");
+	srv.root_local = true;
+	fs_budget_limits(&lim);
+	tight = lim;
+	tight.max_fds = fs_budget_fds_used() * 2; /* used is half the budget: no parking */
+	fs_budget_configure(&tight);
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && release((uint64_t)n, (uint64_t)fh, false) == 0 && parked_of(n) < 0 &&
+			  open_fds() == fds1,
+		  "with half the fd budget in use nothing is parked");
+	fs_budget_configure(&lim);
+	fh = open_((uint64_t)n, O_RDONLY);
+	TAP_CHECK(fh >= 0 && release((uint64_t)n, (uint64_t)fh, false) == 0 && parked_of(n) >= 0,
+		  "with room again it is");
+	forget((uint64_t)n, 1);
+	TAP_CHECK(open_fds() == fds0 && fsi_parked_count(&srv.inodes) == 0, "no fd left behind");
+	srv.root_local = root_local;
+}
+
 int main(void)
 {
 	char cmd[320];
@@ -1297,6 +1417,7 @@ int main(void)
 	test_direct_io_and_reinit();
 	test_file_kinds();
 	test_relookup();
+	test_parked_fds();
 	test_acl();
 	test_forget_bound();
 	test_readonly();
