@@ -44,9 +44,13 @@ static void wk_submitted(struct vq_worker *w)
 		w->sq_closes = left;
 }
 
-/* Submit what is queued; errors other than "try later" are logged: the loop cannot fix them. */
+static void wk_call_queue(struct vq_worker *w);
+
+/* Submit what is queued (an owed interrupt with it); errors other than "try later" are logged:
+   the loop cannot fix them. */
 static void wk_submit(struct vq_worker *w)
 {
+	wk_call_queue(w);
 	int r = io_uring_submit(&w->ring);
 	wk_submitted(w);
 	if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
@@ -59,10 +63,20 @@ static void wk_submit(struct vq_worker *w)
  * submission the worker makes for something else, at the latest the one it sleeps in, instead of
  * costing a system call of their own (a FORGET's close otherwise did, before the worker polled).
  */
+static void wk_call_write(struct vq_worker *w, int fd);
+
 static void wk_submit_due(struct vq_worker *w)
 {
-	if (io_uring_sq_ready(&w->ring) > w->sq_closes)
+	if (io_uring_sq_ready(&w->ring) > w->sq_closes) {
 		wk_submit(w);
+	} else if (w->call_owed >= 0) {
+		/* Only an interrupt to send: write(2) costs a third of an io_uring_enter carrying
+		   the write and its CQE (measured natively: 0.3 against 0.8 us). */
+		int fd = w->call_owed;
+
+		w->call_owed = -1;
+		wk_call_write(w, fd);
+	}
 }
 
 /* An SQE with no owner yet; submits the queue once when full. */
@@ -145,22 +159,41 @@ static unsigned int wk_held(struct vq_worker *w)
 	return w->busy_reqs + (unsigned int)avail;
 }
 
+/* Signal the interrupt eventfd fd with a system call of the worker's own. */
+static void wk_call_write(struct vq_worker *w, int fd)
+{
+	if (write(fd, &w->call_one, sizeof(w->call_one)) < 0) {
+		/* counter saturated: an interrupt is pending anyway */
+	}
+}
+
 /*
- * Signal the interrupt eventfd the transport named (worker.h: interrupt): a write queued on the ring,
- * submitted with whatever the worker submits next. One still in the SQ already covers this
- * interrupt: it is submitted after everything published so far. A write that has been submitted
- * does not (the driver may have read the used ring before this publish), so another is queued,
- * WK_CALLS_MAX at most; past that, or without an SQE, the worker writes the fd itself.
+ * Signal the interrupt eventfd the transport named (worker.h: interrupt). It is owed until the
+ * worker's next system call: a submission it makes anyway carries it as a write on the ring
+ * (wk_call_queue); with nothing to submit before it polls it is written directly
+ * (wk_submit_due); a sleep's io_uring_enter carries it. One owed, or still in the SQ, already
+ * covers this interrupt: it goes after everything published so far. A write that has been
+ * submitted does not (the driver may have read the used ring before this publish).
  */
 static void wk_call(struct vq_worker *w, int fd)
 {
-	if (w->call_queued)
+	if (w->call_queued || w->call_owed >= 0)
 		return;
+	w->call_owed = fd;
+}
+
+/* The owed interrupt joins the SQ, to leave with the submission about to be made; WK_CALLS_MAX
+   writes at most in flight: past that, or without an SQE, the worker writes the fd itself. */
+static void wk_call_queue(struct vq_worker *w)
+{
+	int fd = w->call_owed;
+
+	if (fd < 0)
+		return;
+	w->call_owed = -1;
 	struct io_uring_sqe *sqe = w->calls_inflight < WK_CALLS_MAX ? io_uring_get_sqe(&w->ring) : NULL;
 	if (!sqe) {
-		if (write(fd, &w->call_one, sizeof(w->call_one)) < 0) {
-			/* counter saturated: an interrupt is pending anyway */
-		}
+		wk_call_write(w, fd);
 		return;
 	}
 	io_uring_prep_write(sqe, fd, &w->call_one, sizeof(w->call_one), 0);
@@ -553,6 +586,7 @@ void wk_serve(struct vq_worker *w)
 		    w->cfg.ops->idle)
 			w->cfg.ops->idle(w->cfg.dev, w);
 		int r;
+		wk_call_queue(w); /* the sleep's io_uring_enter carries it */
 		w->sleep_from_us = wk_now_us();
 		if (w->stopping) {
 			struct __kernel_timespec ts = { .tv_sec = (long long)(left_us / 1000000u),

@@ -201,6 +201,7 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 	w->call_one = 1;
 	w->calls_inflight = 0;
 	w->call_queued = false;
+	w->call_owed = -1;
 	w->irq_used = vq->published; /* nothing signalled yet in this run */
 	w->kicks = w->irqs = w->batch_timeouts = 0;
 	w->batch_off = false;

@@ -61,6 +61,9 @@ struct vq_worker {
 	uint64_t call_one;  /* 1: what an interrupt write through the ring writes (never changes) */
 	unsigned int calls_inflight; /* interrupt writes submitted or queued, CQE not yet reaped */
 	bool call_queued;   /* one of them is still in the SQ: a later interrupt rides on it */
+	int call_owed;      /* an interrupt decided and not yet queued or written: the fd, or -1; it
+			       leaves with the worker's next submission, or by write(2) when there is
+			       none to make before the worker polls (wk_submit_due) */
 	bool ring_closes;   /* cfg.rules allow IORING_OP_CLOSE (vq_worker_close_fd may use the ring) */
 	unsigned int closes_inflight; /* closes submitted or queued, CQE not yet reaped */
 	unsigned int sq_closes; /* of them, still in the SQ: alone there, they wait for a submission
