@@ -48,11 +48,11 @@ void fs_budget_put_fd(void)
 bool fs_budget_take_park(void)
 {
 	size_t max = __atomic_load_n(&fb_max_fds, __ATOMIC_RELAXED);
-	size_t max_parked = max / 8;
 
 	if (__atomic_load_n(&fb_fds, __ATOMIC_RELAXED) >= max / 2)
 		return false;
-	return fb_take(&fb_parked, &max_parked);
+	__atomic_fetch_add(&fb_parked, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 void fs_budget_put_park(void)

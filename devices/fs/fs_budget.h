@@ -34,9 +34,9 @@ void fs_budget_put_fd(void);
 
 /*
  * A parked fd (inode.h, fsi_park) keeps the fd token of the handle it came from. Parking is a
- * cache, so it may never crowd out what the guest holds: a fd is parked only while fewer than half
- * the budget's fds are in use and at most an eighth of them are parked. true: park it; give the
- * count back with fs_budget_put_park when the parked fd leaves (taken back or closed).
+ * cache: a fd is parked only while fewer than half the budget's fds are in use, and a take that
+ * finds the budget spent closes the oldest parked fd first (fsi_evict_parked). true: park it; give
+ * the count back with fs_budget_put_park when the parked fd leaves (taken back or closed).
  */
 bool fs_budget_take_park(void);
 void fs_budget_put_park(void);

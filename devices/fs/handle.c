@@ -16,6 +16,7 @@ int fsh_init(struct fsh_table *t, uint32_t max_handles)
 	t->free_hint = 0;
 	t->max_handles = max_handles ? max_handles : 1;
 	t->park = NULL;
+	t->evict = NULL;
 	t->park_ctx = NULL;
 	return -pthread_mutex_init(&t->lock, NULL);
 }
@@ -90,7 +91,9 @@ int fsh_add(struct fsh_table *t, int fd, enum fsh_kind kind, const struct fsi_pa
 	uint32_t i;
 	int err;
 
-	if (fs_budget_take_fd()) {
+	/* Out of fds: a parked one goes first (a cache), then the guest hears ENFILE. */
+	if (fs_budget_take_fd() &&
+	    !(t->evict && t->evict(t->park_ctx) && fs_budget_take_fd() == 0)) {
 		close(fd);
 		return -ENFILE;
 	}

@@ -59,7 +59,8 @@ struct fsh_table {
 	uint32_t max_handles;
 	uint32_t free_hint;
 	fsh_park_fn park;  /* NULL: every fd closes; set once before the first fsh_add */
-	void *park_ctx;
+	bool (*evict)(void *ctx); /* the fd budget is spent: close a parked fd (true) or not */
+	void *park_ctx;    /* for both */
 };
 
 __attribute__((warn_unused_result)) int fsh_init(struct fsh_table *t, uint32_t max_handles);

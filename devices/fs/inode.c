@@ -63,6 +63,8 @@ static void fsi_grow(struct fsi_table *t)
 	free(old);
 }
 
+static void fsi_park_unlink(struct fsi_table *t, struct fsi_inode *ino);
+
 static void fsi_unlink(struct fsi_table *t, struct fsi_inode *ino)
 {
 	struct fsi_inode **pp;
@@ -80,7 +82,53 @@ static void fsi_unlink(struct fsi_table *t, struct fsi_inode *ino)
 			break;
 		}
 	}
+	if (ino->parked_fd >= 0)
+		fsi_park_unlink(t, ino); /* fsi_free closes it */
 	t->count--;
+}
+
+/* Lock held: ino (holding parked_fd) joins the parked list as its newest. */
+static void fsi_park_link(struct fsi_table *t, struct fsi_inode *ino)
+{
+	ino->park_older = t->park_newest;
+	ino->park_newer = NULL;
+	if (t->park_newest)
+		t->park_newest->park_newer = ino;
+	else
+		t->park_oldest = ino;
+	t->park_newest = ino;
+	t->nr_parked++;
+}
+
+/* Lock held: ino's parked fd leaves the list (the fd itself stays in parked_fd). */
+static void fsi_park_unlink(struct fsi_table *t, struct fsi_inode *ino)
+{
+	if (ino->park_newer)
+		ino->park_newer->park_older = ino->park_older;
+	else
+		t->park_newest = ino->park_older;
+	if (ino->park_older)
+		ino->park_older->park_newer = ino->park_newer;
+	else
+		t->park_oldest = ino->park_newer;
+	ino->park_newer = ino->park_older = NULL;
+	t->nr_parked--;
+}
+
+/* Lock held: take the oldest parked fd out (its budget token given back), or -1. */
+static int fsi_pop_oldest_parked(struct fsi_table *t)
+{
+	struct fsi_inode *ino = t->park_oldest;
+	int fd;
+
+	if (!ino)
+		return -1;
+	fd = ino->parked_fd;
+	fsi_park_unlink(t, ino);
+	ino->parked_fd = -1;
+	fs_budget_put_fd();
+	fs_budget_put_park();
+	return fd;
 }
 
 int fsi_init(struct fsi_table *t, int root_fd, size_t max_inodes)
@@ -111,6 +159,8 @@ int fsi_init(struct fsi_table *t, int root_fd, size_t max_inodes)
 	t->root->type = st.st_mode & S_IFMT;
 	t->root->nlookup = 1; /* the guest's mount; FORGET never takes the root below this */
 	t->root->parked_fd = -1;
+	t->park_newest = t->park_oldest = NULL;
+	t->nr_parked = 0;
 	fsi_link(t, t->root);
 	return 0;
 fail:
@@ -243,8 +293,13 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 		*out = ino;
 		return 0;
 	}
-	if (t->count >= t->max_inodes || fs_budget_take_fd()) {
+	int evicted = -1;
+	/* Out of fds: a parked one goes first (a cache), then the guest hears ENFILE. */
+	if (t->count >= t->max_inodes ||
+	    (fs_budget_take_fd() && ((evicted = fsi_pop_oldest_parked(t)) < 0 || fs_budget_take_fd()))) {
 		pthread_mutex_unlock(&t->lock);
+		if (evicted >= 0)
+			fs_close(evicted);
 		free(fresh);
 		close(fd);
 		return -ENFILE;
@@ -262,6 +317,8 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 	fsi_link(t, fresh);
 	t->count++;
 	pthread_mutex_unlock(&t->lock);
+	if (evicted >= 0)
+		fs_close(evicted);
 	*out = fresh;
 	return 0;
 }
@@ -302,6 +359,7 @@ bool fsi_park(struct fsi_table *t, int fd, const struct fsi_park *p)
 	    fs_budget_take_park()) {
 		ino->parked_fd = fd;
 		ino->parked = *p;
+		fsi_park_link(t, ino);
 		parked = true;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -318,6 +376,7 @@ int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_
 	    ino->parked.flags == flags) {
 		fd = ino->parked_fd;
 		*p = ino->parked;
+		fsi_park_unlink(t, ino);
 		ino->parked_fd = -1;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -329,14 +388,25 @@ int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_
 	return fd;
 }
 
-size_t fsi_parked_count(struct fsi_table *t)
+bool fsi_evict_parked(struct fsi_table *t)
 {
-	size_t n = 0, i;
+	int fd;
 
 	pthread_mutex_lock(&t->lock);
-	for (i = 0; i < t->nr_buckets; i++)
-		for (struct fsi_inode *ino = t->by_id[i]; ino; ino = ino->next_by_id)
-			n += ino->parked_fd >= 0;
+	fd = fsi_pop_oldest_parked(t);
+	pthread_mutex_unlock(&t->lock);
+	if (fd < 0)
+		return false;
+	fs_close(fd);
+	return true;
+}
+
+size_t fsi_parked_count(struct fsi_table *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->nr_parked;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }

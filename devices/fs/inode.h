@@ -57,9 +57,11 @@ struct fsi_inode {
 	mode_t type; /* S_IFMT bits: the type of an inode never changes */
 	uint64_t nlookup;
 	unsigned int refs;
-	/* A read-only fd a RELEASE left for the next OPEN like it (fsi_park), or -1; under the lock. */
+	/* A read-only fd a RELEASE left for the next OPEN like it (fsi_park), or -1; under the lock,
+	   as is its place in the table's list of parked fds (oldest at the tail, evicted first). */
 	int parked_fd;
 	struct fsi_park parked;
+	struct fsi_inode *park_newer, *park_older;
 	struct fsi_inode *next_by_id;
 	struct fsi_inode *next_by_key;
 };
@@ -73,6 +75,8 @@ struct fsi_table {
 	size_t max_inodes;
 	uint64_t next_nodeid;
 	struct fsi_inode *root;
+	struct fsi_inode *park_newest, *park_oldest; /* inodes holding a parked fd */
+	size_t nr_parked;
 };
 
 /*
@@ -127,10 +131,12 @@ static inline int fsi_stamp_same(const struct fsi_stamp *a, const struct fsi_sta
 /*
  * Parked fds (an OPEN-READ-RELEASE cycle without an open(2) and a close(2) each time). A RELEASE of
  * a plain read-only handle gives its fd to its inode instead of closing it, when the inode is still
- * in the table, holds no parked fd yet and the budget allows (fs_budget_take_park); a later OPEN of
- * that inode by the same uid and gid with the same flags takes it back (fsi_unpark) and uses it if a
- * fresh fstat of it still has the stamp taken before the first open (else it opens anew). The fd
- * keeps its fd budget token while parked, and closes when the inode is freed (FORGET, reset).
+ * held by the guest, holds no parked fd yet and the budget has room (fs_budget_take_park); a later
+ * OPEN of that inode by the same uid and gid with the same flags takes it back (fsi_unpark) and
+ * uses it if a fresh fstat of it still has the stamp taken before the first open (else it opens
+ * anew). A parked fd keeps its fd budget token; it is a cache, so when the budget runs out the
+ * oldest parked fd is closed to make room (fsi_evict_parked) before anything the guest asks for
+ * fails with ENFILE. FORGET and reset close them too.
  * fsi_park: true when fd was parked (now the table's), false: the caller still owns it.
  */
 __attribute__((warn_unused_result)) bool fsi_park(struct fsi_table *t, int fd,
@@ -138,6 +144,8 @@ __attribute__((warn_unused_result)) bool fsi_park(struct fsi_table *t, int fd,
 /* The fd parked on ino if it was opened as uid, gid with flags (taken out, its key in *p), or -1. */
 int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_t gid, int flags,
 	       struct fsi_park *p);
+/* Close the oldest parked fd, giving its budget token back: true, or false when none is parked. */
+bool fsi_evict_parked(struct fsi_table *t);
 /* Fds parked in the table now (tests, statistics). */
 size_t fsi_parked_count(struct fsi_table *t);
 

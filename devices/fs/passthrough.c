@@ -18,6 +18,14 @@ static bool fs_park_on_inode(void *ctx, int fd, const struct fsi_park *p)
 	return fsi_park(&s->inodes, fd, p);
 }
 
+/* The fd budget is spent: a parked fd makes room for what the guest asks (fsh_add). */
+static bool fs_evict_parked(void *ctx)
+{
+	struct fs_server *s = ctx;
+
+	return fsi_evict_parked(&s->inodes);
+}
+
 int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, enum fs_cache cache,
 		     size_t max_fds)
 {
@@ -62,6 +70,7 @@ int fs_server_create(struct fs_server *s, const char *host_dir, bool readonly, e
 	if (err)
 		goto fail_inodes;
 	s->handles.park = fs_park_on_inode;
+	s->handles.evict = fs_evict_parked;
 	s->handles.park_ctx = s;
 	err = -pthread_mutex_init(&s->init_lock, NULL);
 	if (err)

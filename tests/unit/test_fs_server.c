@@ -1393,8 +1393,40 @@ static void test_parked_fds(void)
 	fh = open_((uint64_t)n, O_RDONLY);
 	TAP_CHECK(fh >= 0 && release((uint64_t)n, (uint64_t)fh, false) == 0 && parked_of(n) >= 0,
 		  "with room again it is");
+
+	/* Parked fds are a cache: a spent budget closes the oldest before the guest hears ENFILE. */
+	snprintf(path, sizeof(path), "%s/pk2", root);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	TAP_CHECK(fd >= 0 && close(fd) == 0, "(host) a file pk2");
+	int64_t m = lookup(1, "pk2");
+	fh = m > 0 ? open_((uint64_t)m, O_RDONLY) : -1;
+	TAP_CHECK(fh >= 0 && release((uint64_t)m, (uint64_t)fh, false) == 0 && parked_of(m) >= 0 &&
+			  fsi_parked_count(&srv.inodes) == 2,
+		  "two files' fds parked");
+	tight.max_fds = fs_budget_fds_used(); /* spent */
+	fs_budget_configure(&tight);
+	int fds2 = open_fds();
+	fh = open_((uint64_t)m, O_RDWR);
+	TAP_CHECK(fh >= 0 && parked_of(n) < 0 && parked_of(m) >= 0 && open_fds() == fds2,
+		  "an OPEN with the fd budget spent closes the oldest parked fd (pk's) instead of ENFILE");
+	TAP_CHECK(release((uint64_t)m, (uint64_t)fh, false) == 0, "... RELEASE");
+	snprintf(path, sizeof(path), "%s/pk3", root);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	TAP_CHECK(fd >= 0 && close(fd) == 0, "(host) a file pk3");
+	tight.max_fds = fs_budget_fds_used(); /* spent again (the RELEASE gave one back) */
+	fs_budget_configure(&tight);
+	int64_t k = lookup(1, "pk3");
+	TAP_CHECK(k > 0 && parked_of(m) < 0 && fsi_parked_count(&srv.inodes) == 0,
+		  "a LOOKUP with the fd budget spent closes the next parked fd (pk2's)");
+	TAP_CHECK(open_((uint64_t)n, O_RDWR) == -ENFILE,
+		  "nothing parked and the budget spent: ENFILE, as before");
+	fs_budget_configure(&lim);
+	forget((uint64_t)k, 1);
+	forget((uint64_t)m, 1);
 	forget((uint64_t)n, 1);
-	TAP_CHECK(open_fds() == fds0 && fsi_parked_count(&srv.inodes) == 0, "no fd left behind");
+	TAP_CHECK(open_fds() == fds0 && fsi_parked_count(&srv.inodes) == 0 &&
+			  fs_budget_parked() == 0,
+		  "no fd left behind, none counted as parked");
 	srv.root_local = root_local;
 }
 
