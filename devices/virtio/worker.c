@@ -45,6 +45,7 @@ static void wk_submitted(struct vq_worker *w)
 }
 
 static void wk_call_queue(struct vq_worker *w);
+static void wk_call_write(struct vq_worker *w, int fd);
 
 /* Submit what is queued (an owed interrupt with it); errors other than "try later" are logged:
    the loop cannot fix them. */
@@ -63,8 +64,6 @@ static void wk_submit(struct vq_worker *w)
  * submission the worker makes for something else, at the latest the one it sleeps in, instead of
  * costing a system call of their own (a FORGET's close otherwise did, before the worker polled).
  */
-static void wk_call_write(struct vq_worker *w, int fd);
-
 static void wk_submit_due(struct vq_worker *w)
 {
 	if (io_uring_sq_ready(&w->ring) > w->sq_closes) {
