@@ -6,7 +6,7 @@
 
 static size_t fb_max_fds = SIZE_MAX;
 static size_t fb_max_dirbufs = FS_DEFAULT_DIR_BUFFERS;
-static size_t fb_fds, fb_dirbufs, fb_parked; /* atomic */
+static size_t fb_fds, fb_dirbufs; /* atomic */
 
 void fs_budget_configure(const struct fs_limits *l)
 {
@@ -45,24 +45,10 @@ void fs_budget_put_fd(void)
 	__atomic_fetch_sub(&fb_fds, 1, __ATOMIC_RELAXED);
 }
 
-bool fs_budget_take_park(void)
+bool fs_budget_may_park(void)
 {
-	size_t max = __atomic_load_n(&fb_max_fds, __ATOMIC_RELAXED);
-
-	if (__atomic_load_n(&fb_fds, __ATOMIC_RELAXED) >= max / 2)
-		return false;
-	__atomic_fetch_add(&fb_parked, 1, __ATOMIC_RELAXED);
-	return true;
-}
-
-void fs_budget_put_park(void)
-{
-	__atomic_fetch_sub(&fb_parked, 1, __ATOMIC_RELAXED);
-}
-
-size_t fs_budget_parked(void)
-{
-	return __atomic_load_n(&fb_parked, __ATOMIC_RELAXED);
+	return __atomic_load_n(&fb_fds, __ATOMIC_RELAXED) <
+	       __atomic_load_n(&fb_max_fds, __ATOMIC_RELAXED) / 2;
 }
 
 bool fs_budget_take_dir_buffer(void)

@@ -34,12 +34,10 @@ void fs_budget_put_fd(void);
 
 /*
  * A parked fd (inode.h, fsi_park) keeps the fd token of the handle it came from. Parking is a
- * cache: a fd is parked only while fewer than half the budget's fds are in use, and a take that
- * finds the budget spent closes the oldest parked fd first (fsi_evict_parked). true: park it; give
- * the count back with fs_budget_put_park when the parked fd leaves (taken back or closed).
+ * cache: a fd is parked only while fewer than half the budget's fds are in use (true here), and a
+ * take that finds the budget spent closes the oldest parked fd first (fsi_evict_parked).
  */
-bool fs_budget_take_park(void);
-void fs_budget_put_park(void);
+bool fs_budget_may_park(void);
 
 /* Take one directory buffer: true, or false when they are all in use. */
 bool fs_budget_take_dir_buffer(void);
@@ -48,6 +46,5 @@ void fs_budget_put_dir_buffer(void);
 /* In use now (tests, statistics). */
 size_t fs_budget_fds_used(void);
 size_t fs_budget_dir_buffers_used(void);
-size_t fs_budget_parked(void);
 
 #endif

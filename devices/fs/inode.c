@@ -63,7 +63,7 @@ static void fsi_grow(struct fsi_table *t)
 	free(old);
 }
 
-static void fsi_park_unlink(struct fsi_table *t, struct fsi_inode *ino);
+static int fsi_take_parked(struct fsi_table *t, struct fsi_inode *ino);
 
 static void fsi_unlink(struct fsi_table *t, struct fsi_inode *ino)
 {
@@ -82,8 +82,8 @@ static void fsi_unlink(struct fsi_table *t, struct fsi_inode *ino)
 			break;
 		}
 	}
-	if (ino->parked_fd >= 0)
-		fsi_park_unlink(t, ino); /* fsi_free closes it */
+	/* Off the list and its token given back under the lock; the fd stays for fsi_free. */
+	ino->parked_fd = fsi_take_parked(t, ino);
 	t->count--;
 }
 
@@ -100,9 +100,16 @@ static void fsi_park_link(struct fsi_table *t, struct fsi_inode *ino)
 	t->nr_parked++;
 }
 
-/* Lock held: ino's parked fd leaves the list (the fd itself stays in parked_fd). */
-static void fsi_park_unlink(struct fsi_table *t, struct fsi_inode *ino)
+/*
+ * Lock held: ino's parked fd leaves the table (off the list, its fd budget token given back) and is
+ * returned for the caller to use or close; -1 when ino holds none.
+ */
+static int fsi_take_parked(struct fsi_table *t, struct fsi_inode *ino)
 {
+	int fd = ino->parked_fd;
+
+	if (fd < 0)
+		return -1;
 	if (ino->park_newer)
 		ino->park_newer->park_older = ino->park_older;
 	else
@@ -112,22 +119,9 @@ static void fsi_park_unlink(struct fsi_table *t, struct fsi_inode *ino)
 	else
 		t->park_oldest = ino->park_newer;
 	ino->park_newer = ino->park_older = NULL;
-	t->nr_parked--;
-}
-
-/* Lock held: take the oldest parked fd out (its budget token given back), or -1. */
-static int fsi_pop_oldest_parked(struct fsi_table *t)
-{
-	struct fsi_inode *ino = t->park_oldest;
-	int fd;
-
-	if (!ino)
-		return -1;
-	fd = ino->parked_fd;
-	fsi_park_unlink(t, ino);
 	ino->parked_fd = -1;
+	t->nr_parked--;
 	fs_budget_put_fd();
-	fs_budget_put_park();
 	return fd;
 }
 
@@ -180,11 +174,9 @@ void fsi_destroy(struct fsi_table *t)
 		for (; ino; ino = next) {
 			next = ino->next_by_id;
 			close(ino->fd);
-			if (ino->parked_fd >= 0) {
-				close(ino->parked_fd);
-				fs_budget_put_fd();
-				fs_budget_put_park();
-			}
+			int parked = fsi_take_parked(t, ino);
+			if (parked >= 0)
+				close(parked);
 			if (ino != t->root)
 				fs_budget_put_fd(); /* the root is the share's own, never charged */
 			free(ino);
@@ -230,11 +222,8 @@ static void fsi_free(struct fsi_inode *dead)
 	if (dead) {
 		fs_close(dead->fd);
 		fs_budget_put_fd();
-		if (dead->parked_fd >= 0) {
+		if (dead->parked_fd >= 0)
 			fs_close(dead->parked_fd);
-			fs_budget_put_fd();
-			fs_budget_put_park();
-		}
 		free(dead);
 	}
 }
@@ -294,9 +283,13 @@ int fsi_learn(struct fsi_table *t, int fd, const struct stat *st, struct fsi_ino
 		return 0;
 	}
 	int evicted = -1;
-	/* Out of fds: a parked one goes first (a cache), then the guest hears ENFILE. */
-	if (t->count >= t->max_inodes ||
-	    (fs_budget_take_fd() && ((evicted = fsi_pop_oldest_parked(t)) < 0 || fs_budget_take_fd()))) {
+	bool room = t->count < t->max_inodes;
+	if (room && fs_budget_take_fd()) {
+		/* Out of fds: a parked one goes first (a cache), then the guest hears ENFILE. */
+		evicted = t->park_oldest ? fsi_take_parked(t, t->park_oldest) : -1;
+		room = evicted >= 0 && fs_budget_take_fd() == 0;
+	}
+	if (!room) {
 		pthread_mutex_unlock(&t->lock);
 		if (evicted >= 0)
 			fs_close(evicted);
@@ -356,7 +349,7 @@ bool fsi_park(struct fsi_table *t, int fd, const struct fsi_park *p)
 	ino = fsi_find_id(t, p->nodeid);
 	/* Only while the guest holds the inode: one it forgot would keep the fd until a reset. */
 	if (ino && ino->nlookup && ino->type == S_IFREG && ino->parked_fd < 0 &&
-	    fs_budget_take_park()) {
+	    fs_budget_may_park()) {
 		ino->parked_fd = fd;
 		ino->parked = *p;
 		fsi_park_link(t, ino);
@@ -374,17 +367,11 @@ int fsi_unpark(struct fsi_table *t, struct fsi_inode *ino, uint32_t uid, uint32_
 	pthread_mutex_lock(&t->lock);
 	if (ino->parked_fd >= 0 && ino->parked.uid == uid && ino->parked.gid == gid &&
 	    ino->parked.flags == flags) {
-		fd = ino->parked_fd;
 		*p = ino->parked;
-		fsi_park_unlink(t, ino);
-		ino->parked_fd = -1;
+		/* Its token goes back: the handle it goes to takes one of its own. */
+		fd = fsi_take_parked(t, ino);
 	}
 	pthread_mutex_unlock(&t->lock);
-	if (fd >= 0) {
-		/* The fd leaves the table: the handle it goes to takes a token of its own. */
-		fs_budget_put_fd();
-		fs_budget_put_park();
-	}
 	return fd;
 }
 
@@ -393,7 +380,7 @@ bool fsi_evict_parked(struct fsi_table *t)
 	int fd;
 
 	pthread_mutex_lock(&t->lock);
-	fd = fsi_pop_oldest_parked(t);
+	fd = t->park_oldest ? fsi_take_parked(t, t->park_oldest) : -1;
 	pthread_mutex_unlock(&t->lock);
 	if (fd < 0)
 		return false;
@@ -401,24 +388,25 @@ bool fsi_evict_parked(struct fsi_table *t)
 	return true;
 }
 
-size_t fsi_parked_count(struct fsi_table *t)
+/* A count of the table, read under its lock. */
+static size_t fsi_read_count(struct fsi_table *t, const size_t *count)
 {
 	size_t n;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->nr_parked;
+	n = *count;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
 
+size_t fsi_parked_count(struct fsi_table *t)
+{
+	return fsi_read_count(t, &t->nr_parked);
+}
+
 size_t fsi_count(struct fsi_table *t)
 {
-	size_t n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->count;
-	pthread_mutex_unlock(&t->lock);
-	return n;
+	return fsi_read_count(t, &t->count);
 }
 
 void fsi_forget_all(struct fsi_table *t)

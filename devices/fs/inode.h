@@ -131,7 +131,7 @@ static inline int fsi_stamp_same(const struct fsi_stamp *a, const struct fsi_sta
 /*
  * Parked fds (an OPEN-READ-RELEASE cycle without an open(2) and a close(2) each time). A RELEASE of
  * a plain read-only handle gives its fd to its inode instead of closing it, when the inode is still
- * held by the guest, holds no parked fd yet and the budget has room (fs_budget_take_park); a later
+ * held by the guest, holds no parked fd yet and the budget has room (fs_budget_may_park); a later
  * OPEN of that inode by the same uid and gid with the same flags takes it back (fsi_unpark) and
  * uses it if a fresh fstat of it still has the stamp taken before the first open (else it opens
  * anew). A parked fd keeps its fd budget token; it is a cache, so when the budget runs out the
