@@ -1,7 +1,8 @@
 #!/bin/bash
 # device-report.sh OUTDIR [HEADER]: turn OUTDIR/results.jsonl (one line per run of tests/bench/device.sh)
 # into OUTDIR/summary.json (medians and ranges over the rounds, ratios to the best peer),
-# OUTDIR/tables.txt (one table per workload) and OUTDIR/<row>.png (one chart per workload, gnuplot).
+# OUTDIR/goals.json (issue 10's goals, met or missed: device-goals.jq),
+# OUTDIR/tables.txt (one table per workload, then the goals) and OUTDIR/<row>.png (one chart per workload, gnuplot).
 # HEADER (peer versions, ...) opens tables.txt. Exit 0, or 1 when the results cannot be read.
 set -u
 out=$1
@@ -51,6 +52,10 @@ group_by(.row) | map(
 		then (.iops / $best.iops * 1000 | round) / 1000 else null end))
 )' "$results" >"$out/summary.json" || { echo "device-report: cannot summarize $results" >&2; exit 1; }
 
+# The goals, each judged on the median over rounds of what one round's runs give (device-goals.jq).
+jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
+	{ echo "device-report: cannot judge the goals from $results" >&2; exit 1; }
+
 # Tables, in the order the rows ran.
 {
 	[ -n "$header" ] && sed 's/^/# /' <<<"$header"
@@ -80,6 +85,17 @@ group_by(.row) | map(
 			 else (.direct_how // "") end)
 		] | @tsv)' "$out/summary.json" | column -t -s $'\t' -L 2>/dev/null || true
 	done
+	echo
+	echo "== goals: per round, the value from that round's runs (its peers ran back to back); the median"
+	echo "   over the rounds is judged (the host's speed drifts between rounds: medians of different rounds"
+	echo "   may pair a fast round with a slow one)"
+	jq -r 'def f: if . == null then "-" else tostring end;
+		(["goal", "row", "value", "range", "target", "rounds", "verdict"] | @tsv),
+		(.[] | [.goal, .row, (.median | f),
+			(if .min != null then "\(.min)-\(.max)" else "-" end),
+			"\(.op) \(.target)", (.rounds | tostring), .verdict] | @tsv)' "$out/goals.json" |
+		column -t -s $'\t' -L 2>/dev/null || true
+	jq -r 'group_by(.verdict) | map("\(length) \(.[0].verdict)") | "goals: " + join(", ")' "$out/goals.json"
 	echo
 	echo "x_best: IOPS / that of the best peer other than ringvm (the host row is the limit, not a peer);"
 	echo "cpu_us/req: the peer's utime+stime (whole process tree, /proc) per request; medians over the"

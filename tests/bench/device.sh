@@ -12,7 +12,7 @@
 # BENCH_QUICK=1 (briefly, once: ringvm's peers and the host on every workload, the other peers on one
 # row of each workload kind, QUICK_PEER_ROWS; a check of the harness, never a speed verdict),
 # TAP=1 (print TAP: one check per run and per output; `make test` uses BENCH_QUICK=1 TAP=1).
-# Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, tables.txt, one PNG
+# Output in build/bench/device/ (quick mode: build/bench/device-quick/): results.jsonl (one line per run), summary.json, goals.json, tables.txt, one PNG
 # per workload, and each peer's log.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -102,7 +102,7 @@ selected() { # selected LIST NAME: true when LIST is empty or has NAME
 }
 
 mkdir -p "$out"
-rm -f "$out"/*.log "$out"/*.png "$out/results.jsonl" "$out/summary.json" "$out/tables.txt"
+rm -f "$out"/*.log "$out"/*.png "$out/results.jsonl" "$out/summary.json" "$out/goals.json" "$out/tables.txt"
 # The untar runs' files (run_one), from this run at its end, from one that died at its start.
 rm -rf "$dir"/untar-done.*
 trap 'rm -rf "$dir"/untar-done.*' EXIT
@@ -294,6 +294,12 @@ if [ "$rc" = 0 ] && jq -e 'length > 0' "$out/summary.json" >/dev/null 2>&1; then
 	check OK "summary.json parses and has rows"
 else
 	check FAIL "summary.json" "the report failed (exit $rc)"
+fi
+if jq -e 'length > 0 and all(.[]; .verdict == "met" or .verdict == "missed" or .verdict == "n/a")' \
+	"$out/goals.json" >/dev/null 2>&1; then
+	check OK "goals.json parses, every goal met, missed or n/a"
+else
+	check FAIL "goals.json" "missing, empty or a verdict that is none of met, missed, n/a"
 fi
 shopt -s nullglob
 for png in "$out"/*.png; do

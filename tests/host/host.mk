@@ -19,6 +19,8 @@ HOST_TESTS += tests/host/apt-suite.sh
 HOST_TESTS += tests/host/guest-init.sh
 # The device benchmark's quick run (both builds, by itself).
 HOST_TESTS += tests/bench/device-test.sh
+# Its goal verdicts, on made-up results whose answers are known.
+HOST_TESTS += tests/bench/device-goals-test.sh
 # make install into a DESTDIR; the example built there with pkg-config; the build's flags.
 HOST_TESTS += tests/host/install.sh
 # That example booted (after install.sh, which builds it).

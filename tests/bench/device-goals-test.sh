@@ -1,0 +1,93 @@
+#!/bin/bash
+# device-goals-test.sh: `make test`'s check of the device benchmark's goal verdicts (TAP), on results
+# made up so that each answer is known: device-report.sh must pair the peers round by round, pick the
+# right yardstick per goal, and say met, missed or n/a as the figures demand.
+cd "$(dirname "$0")/../.." || exit 1
+t=$(mktemp -d) || exit 1
+trap 'rm -rf "$t"' EXIT
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1${2:+: $2}"; }
+
+# run ROUND ROW PEER TARGET IOPS [MEAN_US [CPU_US]]: one result line.
+run() {
+	jq -nc --argjson round "$1" --arg row "$2" --arg peer "$3" --arg target "$4" --argjson iops "$5" \
+		--argjson mean "${6:-10}" --argjson cpu "${7:-1}" \
+		'{round: $round, row: $row, peer: $peer, target: $target, iops: $iops, lat_mean_us: $mean,
+		  lat_p50_us: $mean, lat_p99_us: $mean, peer_cpu_us_per_req: $cpu, status: "ok", mbps: ($iops * 4096 / 1e6),
+		  others_cpu_pct: 0, cpu_dma_latency: "held at 0",
+		  workload: "randread", bs: 4096, depth: 1, jobs: 1, direct: false}'
+}
+{
+	# rr-cache-qd16: rounds of different speed. Round by round ringvm-fs gives 1.4x, 1.5x and 0.7x
+	# the best other peer (median 1.4x: met); medians taken across rounds would give 750 / 900
+	# (qsd's median) = 0.83x, pairing ringvm-fs's slow rounds with qsd's fast ones.
+	run 1 rr-cache-qd16 ringvm-fs fs 1400 10 2.0
+	run 1 rr-cache-qd16 virtiofsd-c fs 1000
+	run 1 rr-cache-qd16 qsd blk 900
+	run 1 rr-cache-qd16 ringvm-blk blk 5000 # ringvm is never the yardstick
+	run 1 rr-cache-qd16 host host 9000      # nor is the host
+	run 2 rr-cache-qd16 ringvm-fs fs 750 10 2.4
+	run 2 rr-cache-qd16 virtiofsd-c fs 500
+	run 2 rr-cache-qd16 qsd blk 400
+	run 3 rr-cache-qd16 ringvm-fs fs 700 10 3.0
+	run 3 rr-cache-qd16 virtiofsd-c fs 500
+	run 3 rr-cache-qd16 qsd blk 1000
+	# meta-qd1: 1.4x in every round: missed (1.5x asked).
+	run 1 meta-qd1 ringvm-fs fs 1400
+	run 1 meta-qd1 virtiofsd-rs fs 1000
+	run 2 meta-qd1 ringvm-fs fs 1400
+	run 2 meta-qd1 virtiofsd-rs fs 1000
+	# rr-direct-qd16: against virtiofsd only (qsd is faster, and does not count here): met.
+	run 1 rr-direct-qd16 ringvm-fs fs 1000
+	run 1 rr-direct-qd16 virtiofsd-c-tp64 fs 990
+	run 1 rr-direct-qd16 qsd blk 2000
+	# rr-direct-qd64: no virtiofsd ran: n/a.
+	run 1 rr-direct-qd64 ringvm-fs fs 1000
+	run 1 rr-direct-qd64 qsd blk 2000
+	# rr-cache-qd1: virtio-blk adds 2.5 us to the host's mean latency: missed.
+	run 1 rr-cache-qd1 ringvm-blk blk 100 4.5
+	run 1 rr-cache-qd1 host host 500 2.0
+	# rr-cache-qd64: virtio-blk at 0.75x the host: missed.
+	run 1 rr-cache-qd64 ringvm-blk blk 750
+	run 1 rr-cache-qd64 host host 1000
+	# A failed run is no figure.
+	jq -nc '{round: 1, row: "rr-cache-qd64", peer: "ringvm-fs", status: "failed", why: "test"}'
+} >"$t/results.jsonl"
+
+if tests/bench/device-report.sh "$t" >"$t/report.out" 2>&1; then
+	ok "device-report.sh judges the made-up results"
+else
+	not_ok "device-report.sh" "$(head -c 300 "$t/report.out")"
+fi
+
+# expect GOAL_PREFIX ROW VERDICT [MEDIAN]: the goal's verdict (and median, to 3 places) on ROW.
+expect() {
+	local got
+	got=$(jq -r --arg g "$1" --arg row "$2" \
+		'[.[] | select((.goal | startswith($g)) and .row == $row)] | if length == 1 then
+		"\(.[0].verdict) \(.[0].median)" else "\(length) entries" end' "$t/goals.json" 2>/dev/null)
+	local want="$3${4:+ $4}"
+	[ -n "${4:-}" ] || got=${got%% *}
+	if [ "$got" = "$want" ]; then
+		ok "$1 on $2: $want"
+	else
+		not_ok "$1 on $2" "got '$got', want '$want'"
+	fi
+}
+expect "page cache" rr-cache-qd16 met 1.4
+expect "CPU per request" rr-cache-qd16 met 2.4
+expect "metadata" meta-qd1 missed 1.4
+expect "O_DIRECT" rr-direct-qd16 met 1.01
+expect "O_DIRECT" rr-direct-qd64 n/a
+expect "virtio-blk adds" rr-cache-qd1 missed 2.5
+expect "virtio-blk >=" rr-cache-qd64 missed 0.75
+expect "page cache" rr-cache-qd1 n/a
+if grep -q '^goals: .*met' "$t/tables.txt" && grep -q 'missed' "$t/tables.txt"; then
+	ok "tables.txt lists the goals and counts the verdicts"
+else
+	not_ok "tables.txt" "no goals section"
+fi
+echo "1..$n"
+[ "$fails" = 0 ]

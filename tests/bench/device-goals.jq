@@ -1,0 +1,56 @@
+# device-goals.jq: issue 10's goals judged from results.jsonl (jq -s; device-report.sh writes
+# goals.json with it). Each goal is a value computed per round from that round's runs only, then the
+# median over the rounds: the peers of one round ran a minute apart, while this host's speed drifts
+# between rounds (one binary has measured 300k and 590k IOPS on one row within an hour), so a
+# ratio of two medians taken from different rounds can pair a fast round with a slow one.
+# A goal is "met" or "missed" on that median, "n/a" when a round never had the peers it needs.
+
+def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def r3: if . == null then null else (. * 1000 | round) / 1000 end;
+
+# The goals (issue 10, section 4). rows: a regular expression over row names; metric: what one
+# round gives, from `peer`'s run and the others' (see value below).
+def goals: [
+	{ goal: "page cache: ringvm-fs >= 1.3x the best other peer", rows: "^(rr|rw)-cache-|^seq128k-",
+	  peer: "ringvm-fs", metric: "x_best", op: ">=", target: 1.3 },
+	{ goal: "O_DIRECT: ringvm-fs >= the best virtiofsd, inline or pool", rows: "^rr-direct-",
+	  peer: "ringvm-fs", metric: "x_virtiofsd", op: ">=", target: 1.0 },
+	{ goal: "metadata: ringvm-fs >= 1.5x the best other peer", rows: "^meta-",
+	  peer: "ringvm-fs", metric: "x_best", op: ">=", target: 1.5 },
+	{ goal: "CPU per request at depth 16 <= 2.5 us", rows: "^rr-cache-qd16",
+	  peer: "ringvm-fs", metric: "cpu_us", op: "<=", target: 2.5 },
+	{ goal: "virtio-blk >= 0.8x the host's io_uring at depth 64, one worker core", rows: "^rr-(cache|direct)-qd64$",
+	  peer: "ringvm-blk", metric: "x_host", op: ">=", target: 0.8 },
+	{ goal: "virtio-blk adds <= 2 us of mean latency at depth 1", rows: "^rr-(cache|direct)-qd1$",
+	  peer: "ringvm-blk", metric: "added_us", op: "<=", target: 2.0 }
+];
+
+# One round's value of a metric for peer $p among that round's successful runs of one row.
+def value($p; $metric):
+	. as $runs
+	| ($runs | map(select(.peer == $p)) | .[0]) as $me
+	| ($runs | map(select(.peer == "host")) | .[0]) as $host
+	| ($runs | map(select(.target != "host" and (.peer | startswith("ringvm") | not))) | max_by(.iops)) as $best
+	| ($runs | map(select(.peer | startswith("virtiofsd"))) | max_by(.iops)) as $vfsd
+	| if $me == null then null
+	  elif $metric == "x_best" then (if $best == null or $best.iops <= 0 then null else $me.iops / $best.iops end)
+	  elif $metric == "x_virtiofsd" then (if $vfsd == null or $vfsd.iops <= 0 then null else $me.iops / $vfsd.iops end)
+	  elif $metric == "x_host" then (if $host == null or $host.iops <= 0 then null else $me.iops / $host.iops end)
+	  elif $metric == "cpu_us" then $me.peer_cpu_us_per_req
+	  elif $metric == "added_us" then (if $host == null then null else $me.lat_mean_us - $host.lat_mean_us end)
+	  else null end;
+
+map(select(.status == "ok")) as $ok
+| ($ok | map(.row) | unique) as $rows
+| [goals[] as $g | $rows[] | select(test($g.rows)) as $row
+	| [$ok[] | select(.row == $row)] | group_by(.round)
+	| map(value($g.peer; $g.metric)) | map(select(. != null)) as $vals
+	| ($vals | median) as $m
+	| {
+		goal: $g.goal, row: $row, peer: $g.peer, metric: $g.metric, op: $g.op, target: $g.target,
+		rounds: ($vals | length), median: ($m | r3), min: ($vals | min | r3), max: ($vals | max | r3),
+		verdict: (if $m == null then "n/a"
+			elif ($g.op == ">=" and $m >= $g.target) or ($g.op == "<=" and $m <= $g.target) then "met"
+			else "missed" end)
+	}]
