@@ -88,12 +88,14 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 	echo
 	echo "== goals: per round, the value from that round's runs (its peers ran back to back); the median"
 	echo "   over the rounds is judged (the host's speed drifts between rounds: medians of different rounds"
-	echo "   may pair a fast round with a slow one)"
+	echo "   may pair a fast round with a slow one); host_limit: the host's own io_uring over the same best"
+	echo "   peer (for reads about the most a device can reach: no device in between)"
 	jq -r 'def f: if . == null then "-" else tostring end;
-		(["goal", "row", "value", "range", "target", "rounds", "verdict"] | @tsv),
+		(["goal", "row", "value", "range", "target", "host_limit", "rounds", "verdict"] | @tsv),
 		(.[] | [.goal, .row, (.median | f),
 			(if .min != null then "\(.min)-\(.max)" else "-" end),
-			"\(.op) \(.target)", (.rounds | tostring), .verdict] | @tsv)' "$out/goals.json" |
+			"\(.op) \(.target)", (.host_limit | f), (.rounds | tostring),
+			.verdict] | @tsv)' "$out/goals.json" |
 		column -t -s $'\t' -L 2>/dev/null || true
 	jq -r 'group_by(.verdict) | map("\(length) \(.[0].verdict)") | "goals: " + join(", ")' "$out/goals.json"
 	echo
