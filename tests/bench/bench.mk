@@ -2,7 +2,7 @@
 # driver (tests/bench/device/) and its harness (tests/bench/device.sh). Included from tests/tests.mk.
 
 DEVICE_BENCH_SRCS := $(addprefix tests/bench/device/,blk_client.c device.c dmem.c files.c \
-	fuse_client.c setup.c stats.c target.c dvq.c vu_client.c workload.c)
+	fuse_client.c probe.c setup.c stats.c target.c dvq.c vu_client.c workload.c)
 DEVICE_BENCH := $(B)/bench/device-driver
 $(DEVICE_BENCH): $(addprefix $(B)/obj/,$(DEVICE_BENCH_SRCS:.c=.o))
 	@mkdir -p $(dir $@)

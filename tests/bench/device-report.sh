@@ -23,6 +23,10 @@ group_by(.row) | map(
 		jobs: ($ok[0].jobs // null), direct: ($ok[0].direct // null),
 		others_cpu_pct: ($ok | map(.others_cpu_pct) | median | r2),
 		others_cpu_pct_max: ($ok | map(.others_cpu_pct) | max),
+		steal_pct_max: ($ok | map(.steal_pct // empty) | max),
+		xcpu_rtt_ns: ($ok | map(.xcpu_rtt_ns // empty) | median | r2),
+		xcpu_rtt_ns_min: ($ok | map(.xcpu_rtt_ns // empty) | min),
+		xcpu_rtt_ns_max: ($ok | map(.xcpu_rtt_ns // empty) | max),
 		cpu_dma_latency: ($ok | map(.cpu_dma_latency) | unique),
 		peers: ($runs | group_by(.peer) | map(
 			. as $p | ($p | map(select(.status == "ok"))) as $pok | {
@@ -66,7 +70,9 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 		"\n== \(.row): \(.workload // "?") \(.bs // "?") B, depth \(.depth // "?"), \(.jobs // "?") job(s), " +
 		"\(if .direct then "O_DIRECT" else "page cache" end); best peer other than ringvm: \(.best_peer // "none")\n" +
 		"   rest of the machine busy \(.others_cpu_pct | f(0))% of all CPUs (max \(.others_cpu_pct_max | f(0))%), " +
-		"cpu_dma_latency \(.cpu_dma_latency | join(","))"' "$out/summary.json"
+		"steal max \(.steal_pct_max | f(1))%, cpu_dma_latency \(.cpu_dma_latency | join(","))\n" +
+		"   cross-CPU round trip before the runs: median \(.xcpu_rtt_ns | f(0)) ns " +
+		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0)))"' "$out/summary.json"
 		jq -r --arg row "$row" '
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
 		.[] | select(.row == $row) |

@@ -37,6 +37,10 @@ dir=${BENCH_DIR:-/var/tmp/ringvm-bench-device$suffix}
 driver_cpus=${DRIVER_CPUS:-0}
 peer_cpus=${PEER_CPUS:-1}
 tap=${TAP:-0}
+# The driver measures a cache line's round trip to the peer's (first) CPU before each run (probe.h):
+# this host's speed moves with it.
+probe_cpu=$(sed -E 's/^([0-9]+).*/\1/' <<<"$peer_cpus")
+[[ $probe_cpu =~ ^[0-9]+$ ]] || probe_cpu=""
 sock=$out/peer.sock
 rs_dir=$root/build/bench/peers/virtiofsd-rs
 ringvm=${RINGVM:-$root/$B/ringvm}
@@ -200,7 +204,8 @@ run_one() {
 	fi
 	json=$(taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
 		--workload "$wl" --bs "$bs" --depth "$depth" --jobs "$jobs" --time "$time" --warmup "$warmup" \
-		--tree-files "$tree_files" --cache "$cache" --halt-poll-us "$halt_poll_us" "${args[@]}" 2>"$out/driver.err")
+		--tree-files "$tree_files" --cache "$cache" --halt-poll-us "$halt_poll_us" \
+		${probe_cpu:+--probe-cpu "$probe_cpu"} "${args[@]}" 2>"$out/driver.err")
 	rc=$?
 	[ -n "$pid" ] && stop_peer "$pid"
 	err=$(sed 's/^device bench: //' "$out/driver.err" | tr '\n' ' ' | sed 's/ *$//' | cut -c1-300)
@@ -294,6 +299,16 @@ if [ "$rc" = 0 ] && jq -e 'length > 0' "$out/summary.json" >/dev/null 2>&1; then
 	check OK "summary.json parses and has rows"
 else
 	check FAIL "summary.json" "the report failed (exit $rc)"
+fi
+# The host probe (probe.h) ran before every run: a number, not null, on each run's line.
+if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
+	if jq -se 'map(select(.status == "ok")) | length > 0 and
+		all(.[]; (.xcpu_rtt_ns | type) == "number" and .xcpu_rtt_ns > 0 and (.syscall_ns | type) == "number")' \
+		"$out/results.jsonl" >/dev/null 2>&1; then
+		check OK "every run measured the host first (cross-CPU round trip to CPU $probe_cpu, a system call)"
+	else
+		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns or syscall_ns"
+	fi
 fi
 if jq -e 'length > 0 and all(.[]; .verdict == "met" or .verdict == "missed" or .verdict == "n/a")' \
 	"$out/goals.json" >/dev/null 2>&1; then

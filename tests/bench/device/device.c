@@ -14,6 +14,7 @@
 
 #include "tests/bench/device/bench.h"
 #include "tests/bench/device/files.h"
+#include "tests/bench/device/probe.h"
 #include "tests/bench/device/setup.h"
 #include "tests/bench/device/target.h"
 
@@ -22,7 +23,8 @@ static const char usage[] =
 	"       device run --peer NAME --target fs|blk|host [--socket PATH] --file PATH\n"
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
-	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict] [--halt-poll-us N]\n";
+	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict] [--halt-poll-us N]\n"
+	"              [--probe-cpu N]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
 static const char *const targets[] = { "fs", "blk", "host" };
@@ -32,6 +34,8 @@ struct opts {
 	const char *cache;
 	unsigned long file_mb;
 	pid_t cpu_pid;
+	int probe_cpu;	   /* the back-end's CPU, for the cross-CPU probe (probe.h); -1: none */
+	struct probe probe; /* measured before the run */
 };
 
 static int bad(const char *what, const char *val)
@@ -81,7 +85,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "time", 1, 0, 'T' },	     { "warmup", 1, 0, 'W' },	 { "direct", 0, 0, 'o' },
 		{ "indirect", 0, 0, 'i' },   { "queue-size", 1, 0, 'q' }, { "tree-files", 1, 0, 'n' },
 		{ "cpu-pid", 1, 0, 'c' },    { "cache", 1, 0, 'C' },	 { "file-mb", 1, 0, 'm' },
-		{ "halt-poll-us", 1, 0, 'H' }, { 0, 0, 0, 0 },
+		{ "halt-poll-us", 1, 0, 'H' }, { "probe-cpu", 1, 0, 'P' }, { 0, 0, 0, 0 },
 	};
 	struct bench *b = &o->b;
 	unsigned long v;
@@ -153,6 +157,11 @@ static int parse(int argc, char **argv, struct opts *o)
 				return bad("--halt-poll-us (0..1000000)", optarg);
 			b->halt_poll_us = (unsigned int)v;
 			break;
+		case 'P':
+			if (num(optarg, 0, 1023, &v))
+				return bad("--probe-cpu (0..1023)", optarg);
+			o->probe_cpu = (int)v;
+			break;
 		case 'm':
 			if (num(optarg, 1, 1 << 20, &v))
 				return bad("--file-mb", optarg);
@@ -208,15 +217,15 @@ static uint64_t mem_needed(const struct bench *b)
 
 struct sample {
 	int64_t peer, self;
-	uint64_t total, idle;
+	uint64_t total, idle, steal;
 };
 
 static void take(struct sample *s, pid_t pid)
 {
 	s->peer = pid ? proc_tree_ticks(pid) : 0;
 	s->self = self_ticks();
-	if (machine_ticks(&s->total, &s->idle))
-		s->total = s->idle = 0;
+	if (machine_ticks(&s->total, &s->idle, &s->steal))
+		s->total = s->idle = s->steal = 0;
 }
 
 static void report(const struct opts *o, const struct sample *a, const struct sample *z,
@@ -227,8 +236,9 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	uint64_t reqs = 0, bytes = 0, kicks = 0, waits = 0, halt_polls = 0;
 	double win = (double)(b->t_end - b->t_start) / 1e9, tick = (double)sysconf(_SC_CLK_TCK);
 	double busy = (double)((z->total - z->idle) - (a->total - a->idle)), all = (double)(z->total - a->total);
+	double steal = (double)(z->steal - a->steal); /* the hypervisor's, not this machine's work */
 	double peer = o->cpu_pid && a->peer >= 0 && z->peer >= 0 ? (double)(z->peer - a->peer) : -1;
-	double others = busy - (double)(z->self - a->self) - (peer > 0 ? peer : 0);
+	double others = busy - steal - (double)(z->self - a->self) - (peer > 0 ? peer : 0);
 	double load[3] = { 0 };
 
 	for (unsigned int i = 0; i < b->jobs; i++) {
@@ -261,8 +271,14 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	       (double)(z->self - a->self) / tick, all > 0 ? 100 * others / all : 0,
 	       all > 0 ? 100 * busy / all : 0, load[0], dma,
 	       (unsigned long long)kicks, (unsigned long long)waits);
+	printf("\"steal_pct\":%.1f,", all > 0 ? 100 * steal / all : 0);
 	printf("\"halt_poll_us\":%u,\"halt_polls\":%llu,", b->halt_poll_us,
 	       (unsigned long long)halt_polls);
+	if (o->probe.xcpu_rtt_ns >= 0)
+		printf("\"xcpu_rtt_ns\":%.1f,", o->probe.xcpu_rtt_ns);
+	else
+		printf("\"xcpu_rtt_ns\":null,");
+	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, resident);
 }
@@ -292,6 +308,8 @@ static int run(struct opts *o)
 	if (o->cache && (!strcmp(o->cache, "warm") ? files_warm(b->file) : files_evict(b->file)))
 		return 1;
 	dma = hold_dma_latency();
+	/* Before the back-end is connected: its CPU is idle, and the run does not feel the probe. */
+	probe_host(o->probe_cpu, &o->probe);
 	if (dmem_create(&b->mem, mem_needed(b)))
 		return 1;
 	err = setup_peer(b);
@@ -352,7 +370,7 @@ int main(int argc, char **argv)
 	struct opts o = { .b = { .jobs = 1, .depth = 1, .bs = 4096, .queue_size = 256,
 				 .tree_files = 2000, .seconds = 5, .warmup = 1, .host_fd = -1,
 				 .vu = { .sock = -1 } },
-			  .file_mb = 256 };
+			  .file_mb = 256, .probe_cpu = -1 };
 	int rc;
 
 	if (argc < 2)

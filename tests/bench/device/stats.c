@@ -153,7 +153,7 @@ int64_t self_ticks(void)
 	return t < 0 ? 0 : t;
 }
 
-int machine_ticks(uint64_t *total, uint64_t *idle)
+int machine_ticks(uint64_t *total, uint64_t *idle, uint64_t *steal)
 {
 	unsigned long long v[10] = { 0 };
 	FILE *f = fopen("/proc/stat", "re");
@@ -169,5 +169,6 @@ int machine_ticks(uint64_t *total, uint64_t *idle)
 	/* user nice system idle iowait irq softirq steal (guest and guest_nice are inside user). */
 	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 	*idle = v[3] + v[4];
+	*steal = v[7];
 	return 0;
 }

@@ -37,7 +37,11 @@ __attribute__((warn_unused_result)) int64_t proc_tree_ticks(pid_t pid);
 /* This process's own CPU time in clock ticks (all threads). */
 int64_t self_ticks(void);
 
-/* Machine-wide CPU ticks from /proc/stat: total and idle (idle + iowait). 0 or -errno. */
-__attribute__((warn_unused_result)) int machine_ticks(uint64_t *total, uint64_t *idle);
+/*
+ * Machine-wide CPU ticks from /proc/stat: total, idle (idle + iowait) and steal (time the hypervisor
+ * ran something else while this machine's vCPUs wanted to run). 0 or -errno.
+ */
+__attribute__((warn_unused_result)) int machine_ticks(uint64_t *total, uint64_t *idle,
+						      uint64_t *steal);
 
 #endif
