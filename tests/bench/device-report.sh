@@ -43,6 +43,7 @@ group_by(.row) | map(
 				lat_p50_us: ($pok | map(.lat_p50_us) | median | r2),
 				lat_p99_us: ($pok | map(.lat_p99_us) | median | r2),
 				cpu_us_per_req: ($pok | map(.peer_cpu_us_per_req) | map(select(. != null)) | median | r2),
+				xcpu_rtt_ns: ($pok | map(.xcpu_rtt_ns // empty) | median | r2),
 				resident_after: ($pok | map(.resident_after) | max),
 				direct_how: ($pok[0].direct_how // null)
 			}))
@@ -76,7 +77,7 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 		jq -r --arg row "$row" '
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
 		.[] | select(.row == $row) |
-		(["peer", "IOPS", "range", "MB/s", "mean_us", "p50_us", "p99_us", "cpu_us/req", "x_best", "runs", "note"] | @tsv),
+		(["peer", "IOPS", "range", "MB/s", "mean_us", "p50_us", "p99_us", "cpu_us/req", "x_best", "rtt_ns", "runs", "note"] | @tsv),
 		(.peers[] | [
 			.peer,
 			(.iops | f(0)),
@@ -84,6 +85,7 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 			(.mbps | f(1)), (.lat_mean_us | f(1)), (.lat_p50_us | f(1)), (.lat_p99_us | f(1)),
 			(.cpu_us_per_req | f(2)),
 			(.ratio_to_best | f(2)),
+			(.xcpu_rtt_ns | f(0)),
 			"\(.runs)\(if .failed > 0 then " (\(.failed) failed)" else "" end)",
 			(if .status != "ok" then "\(.status): \(.why // "")"
 			 elif .resident_after != null and .resident_after > 0.05 and (.direct_how != null)
@@ -105,6 +107,8 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 		column -t -s $'\t' -L 2>/dev/null || true
 	jq -r 'group_by(.verdict) | map("\(length) \(.[0].verdict)") | "goals: " + join(", ")' "$out/goals.json"
 	echo
+	echo "rtt_ns: the median of the cross-CPU round trip measured before each of the peer's runs (probe.h):"
+	echo "   this host's vCPUs move, and a peer that ran at ~340 ns ran on a slower machine than one at ~95 ns;"
 	echo "x_best: IOPS / that of the best peer other than ringvm (the host row is the limit, not a peer);"
 	echo "cpu_us/req: the peer's utime+stime (whole process tree, /proc) per request; medians over the"
 	echo "rounds, range = min-max IOPS."
