@@ -27,6 +27,10 @@ group_by(.row) | map(
 		xcpu_rtt_ns: ($ok | map(.xcpu_rtt_ns // empty) | median | r2),
 		xcpu_rtt_ns_min: ($ok | map(.xcpu_rtt_ns // empty) | min),
 		xcpu_rtt_ns_max: ($ok | map(.xcpu_rtt_ns // empty) | max),
+		# Runs whose round trip before and after differ by more than 2x: the host changed mode
+		# during the run.
+		mode_flips: ($ok | map(select(.xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null and
+			([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | max) > 2 * ([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | min))) | length),
 		cpu_dma_latency: ($ok | map(.cpu_dma_latency) | unique),
 		peers: ($runs | group_by(.peer) | map(
 			. as $p | ($p | map(select(.status == "ok"))) as $pok | {
@@ -73,7 +77,7 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 		"   rest of the machine busy \(.others_cpu_pct | f(0))% of all CPUs (max \(.others_cpu_pct_max | f(0))%), " +
 		"steal max \(.steal_pct_max | f(1))%, cpu_dma_latency \(.cpu_dma_latency | join(","))\n" +
 		"   cross-CPU round trip before the runs: median \(.xcpu_rtt_ns | f(0)) ns " +
-		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0)))"' "$out/summary.json"
+		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0))); runs during which it changed more than 2x: \(.mode_flips)"' "$out/summary.json"
 		jq -r --arg row "$row" '
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
 		.[] | select(.row == $row) |

@@ -303,11 +303,12 @@ fi
 # The host probe (probe.h) ran before every run: a number, not null, on each run's line.
 if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
 	if jq -se 'map(select(.status == "ok")) | length > 0 and
-		all(.[]; (.xcpu_rtt_ns | type) == "number" and .xcpu_rtt_ns > 0 and (.syscall_ns | type) == "number")' \
+		all(.[]; (.xcpu_rtt_ns | type) == "number" and .xcpu_rtt_ns > 0 and (.syscall_ns | type) == "number" and
+			(.xcpu_rtt_after_ns | type) == "number" and .xcpu_rtt_after_ns > 0)' \
 		"$out/results.jsonl" >/dev/null 2>&1; then
-		check OK "every run measured the host first (cross-CPU round trip to CPU $probe_cpu, a system call)"
+		check OK "every run measured the host before and after (cross-CPU round trip to CPU $probe_cpu, a system call)"
 	else
-		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns or syscall_ns"
+		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns, xcpu_rtt_after_ns or syscall_ns"
 	fi
 fi
 if jq -e 'length > 0 and all(.[]; .verdict == "met" or .verdict == "missed" or .verdict == "n/a")' \

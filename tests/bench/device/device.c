@@ -35,7 +35,7 @@ struct opts {
 	unsigned long file_mb;
 	pid_t cpu_pid;
 	int probe_cpu;	   /* the back-end's CPU, for the cross-CPU probe (probe.h); -1: none */
-	struct probe probe; /* measured before the run */
+	struct probe probe, probe_after; /* measured before the run and after its last request */
 };
 
 static int bad(const char *what, const char *val)
@@ -278,6 +278,10 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 		printf("\"xcpu_rtt_ns\":%.1f,", o->probe.xcpu_rtt_ns);
 	else
 		printf("\"xcpu_rtt_ns\":null,");
+	if (o->probe_after.xcpu_rtt_ns >= 0)
+		printf("\"xcpu_rtt_after_ns\":%.1f,", o->probe_after.xcpu_rtt_ns);
+	else
+		printf("\"xcpu_rtt_after_ns\":null,");
 	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, resident);
@@ -346,6 +350,8 @@ static int run(struct opts *o)
 	}
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	/* Again once the requests stopped: a run whose host changed mode meanwhile shows it. */
+	probe_host(o->probe_cpu, &o->probe_after);
 	for (unsigned int i = 0; i < b->jobs; i++)
 		if (b->jobv[i].err) {
 			fprintf(stderr, "device bench: %s job %u: %s\n", b->peer ? b->peer : "",
