@@ -26,30 +26,31 @@ def goals: [
 	  peer: "ringvm-blk", metric: "added_us", op: "<=", target: 2.0 }
 ];
 
+# One round's runs of one row, sorted out for peer $p: its run, the host's, the best other peer's
+# (never ringvm, never the host) and the best virtiofsd's (inline or pool); null where none ran.
+def roles($p):
+	{ me: (map(select(.peer == $p)) | .[0]),
+	  host: (map(select(.peer == "host")) | .[0]),
+	  best: (map(select(.target != "host" and (.peer | startswith("ringvm") | not))) | max_by(.iops)),
+	  vfsd: (map(select(.peer | startswith("virtiofsd"))) | max_by(.iops)) };
+
+def ratio($a; $b): if $a == null or $b == null or $b.iops <= 0 then null else $a.iops / $b.iops end;
+
 # One round's value of a metric for peer $p among that round's successful runs of one row.
 def value($p; $metric):
-	. as $runs
-	| ($runs | map(select(.peer == $p)) | .[0]) as $me
-	| ($runs | map(select(.peer == "host")) | .[0]) as $host
-	| ($runs | map(select(.target != "host" and (.peer | startswith("ringvm") | not))) | max_by(.iops)) as $best
-	| ($runs | map(select(.peer | startswith("virtiofsd"))) | max_by(.iops)) as $vfsd
-	| if $me == null then null
-	  elif $metric == "x_best" then (if $best == null or $best.iops <= 0 then null else $me.iops / $best.iops end)
-	  elif $metric == "x_virtiofsd" then (if $vfsd == null or $vfsd.iops <= 0 then null else $me.iops / $vfsd.iops end)
-	  elif $metric == "x_host" then (if $host == null or $host.iops <= 0 then null else $me.iops / $host.iops end)
-	  elif $metric == "cpu_us" then $me.peer_cpu_us_per_req
-	  elif $metric == "added_us" then (if $host == null then null else $me.lat_mean_us - $host.lat_mean_us end)
+	roles($p) as $r
+	| if $r.me == null then null
+	  elif $metric == "x_best" then ratio($r.me; $r.best)
+	  elif $metric == "x_virtiofsd" then ratio($r.me; $r.vfsd)
+	  elif $metric == "x_host" then ratio($r.me; $r.host)
+	  elif $metric == "cpu_us" then $r.me.peer_cpu_us_per_req
+	  elif $metric == "added_us" then (if $r.host == null then null else $r.me.lat_mean_us - $r.host.lat_mean_us end)
 	  else null end;
 
 # What the host's own io_uring on the same file (no device in between) gets over the best other peer
 # in one round: for reads about the most any device can reach (memory bandwidth, the disk). Not for
 # writes: the host's io_uring hands buffered ext4 writes to an io-wq thread (seen: iou-wrk at 75 % CPU).
-def limit($metric):
-	. as $runs
-	| ($runs | map(select(.peer == "host")) | .[0]) as $host
-	| ($runs | map(select(.target != "host" and (.peer | startswith("ringvm") | not))) | max_by(.iops)) as $best
-	| if $metric != "x_best" or $host == null or $best == null or $best.iops <= 0 then null
-	  else $host.iops / $best.iops end;
+def limit($metric): if $metric != "x_best" then null else roles("host") | ratio(.host; .best) end;
 
 map(select(.status == "ok")) as $ok
 | ($ok | map(.row) | unique) as $rows
