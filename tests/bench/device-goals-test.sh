@@ -52,6 +52,14 @@ run() {
 	# rr-cache-qd64: virtio-blk at 0.75x the host: missed.
 	run 1 rr-cache-qd64 ringvm-blk blk 750
 	run 1 rr-cache-qd64 host host 1000
+	# meta-qd16: the host's fast-mode gate. Round 1 in mode: 2.0x. Round 2: ringvm-fs's run was
+	# redone once and then kept off mode: no figure, so the median is round 1's 2.0x (met); counted,
+	# the off-mode run would make it (2.0 + 0.5) / 2 = 1.25x (missed).
+	run 1 meta-qd16 ringvm-fs fs 2000 | jq -c '. + {in_mode: true, mode_gate_ns: 180}'
+	run 1 meta-qd16 virtiofsd-rs fs 1000 | jq -c '. + {in_mode: true, mode_gate_ns: 180}'
+	run 2 meta-qd16 ringvm-fs fs 100 | jq -c '. + {status: "redone", in_mode: false, mode_gate_ns: 180}'
+	run 2 meta-qd16 ringvm-fs fs 500 | jq -c '. + {in_mode: false, mode_gate_ns: 180}'
+	run 2 meta-qd16 virtiofsd-rs fs 1000 | jq -c '. + {in_mode: true, mode_gate_ns: 180}'
 	# A failed run is no figure.
 	jq -nc '{round: 1, row: "rr-cache-qd64", peer: "ringvm-fs", status: "failed", why: "test"}'
 } >"$t/results.jsonl"
@@ -84,6 +92,13 @@ expect "O_DIRECT" rr-direct-qd64 n/a
 expect "virtio-blk adds" rr-cache-qd1 missed 2.5
 expect "virtio-blk >=" rr-cache-qd64 missed 0.75
 expect "page cache" rr-cache-qd1 n/a
+expect "metadata" meta-qd16 met 2
+if grep -q 'runs redone 1, kept off mode and not counted 1' "$t/tables.txt" &&
+	grep -E '^ringvm-fs +2000 .* 1 \(1 off mode\)' "$t/tables.txt" >/dev/null; then
+	ok "tables.txt counts the runs redone and kept off the fast mode, and leaves them out of the figures"
+else
+	not_ok "tables.txt's fast-mode counts" "$(grep -A 4 '== meta-qd16' "$t/tables.txt" | tr '\n' '|')"
+fi
 if grep -q '^goals: .*met' "$t/tables.txt" && grep -q 'missed' "$t/tables.txt"; then
 	ok "tables.txt lists the goals and counts the verdicts"
 else

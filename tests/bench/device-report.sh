@@ -11,12 +11,15 @@ results=$out/results.jsonl
 [ -s "$results" ] || { echo "device-report: no $results" >&2; exit 1; }
 
 # Per row and peer: the medians over the rounds that ran, the IOPS range, how many rounds failed.
+# A run counts when it succeeded in the host's fast mode (in_mode, device.sh's gate; runs of a
+# benchmark without the gate have no in_mode and all count): runs kept off mode are counted apart.
 jq -s '
+def counted: .status == "ok" and .in_mode != false;
 def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 def r2: if . == null then null else (. * 100 | round) / 100 end;
 group_by(.row) | map(
-	. as $runs | ($runs | map(select(.status == "ok"))) as $ok |
+	. as $runs | ($runs | map(select(counted))) as $ok |
 	{
 		row: $runs[0].row,
 		workload: ($ok[0].workload // null), bs: ($ok[0].bs // null), depth: ($ok[0].depth // null),
@@ -32,14 +35,21 @@ group_by(.row) | map(
 		mode_flips: ($ok | map(select(.xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null and
 			([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | max) > 2 * ([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | min))) | length),
 		cpu_dma_latency: ($ok | map(.cpu_dma_latency) | unique),
+		mode_gate_ns: ($runs | map(.mode_gate_ns // empty) | median),
+		redone: ($runs | map(select(.status == "redone")) | length),
+		off_mode: ($runs | map(select(.status == "ok" and .in_mode == false)) | length),
 		peers: ($runs | group_by(.peer) | map(
-			. as $p | ($p | map(select(.status == "ok"))) as $pok | {
+			. as $p | ($p | map(select(counted))) as $pok | {
 				peer: $p[0].peer,
 				target: ($pok[0].target // null),
 				runs: ($pok | length),
 				failed: ($p | map(select(.status == "failed")) | length),
-				status: (if ($pok | length) > 0 then "ok" else $p[0].status end),
-				why: ([$p[] | select(.status != "ok") | .why] | unique | .[0] // null),
+				off_mode: ($p | map(select(.status == "ok" and .in_mode == false)) | length),
+				status: (if ($pok | length) > 0 then "ok"
+					elif any($p[]; .status == "ok") then "off-mode" else $p[0].status end),
+				why: (if ($pok | length) == 0 and any($p[]; .status == "ok")
+					then "every run stayed off the host'"'"'s fast mode"
+					else ([$p[] | select(.status != "ok" and .status != "redone") | .why] | unique | .[0] // null) end),
 				iops: ($pok | map(.iops) | median | r2),
 				iops_min: ($pok | map(.iops) | min), iops_max: ($pok | map(.iops) | max),
 				mbps: ($pok | map(.mbps) | median | r2),
@@ -77,7 +87,9 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 		"   rest of the machine busy \(.others_cpu_pct | f(0))% of all CPUs (max \(.others_cpu_pct_max | f(0))%), " +
 		"steal max \(.steal_pct_max | f(1))%, cpu_dma_latency \(.cpu_dma_latency | join(","))\n" +
 		"   cross-CPU round trip before the runs: median \(.xcpu_rtt_ns | f(0)) ns " +
-		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0))); runs during which it changed more than 2x: \(.mode_flips)"' "$out/summary.json"
+		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0))); runs during which it changed more than 2x: \(.mode_flips)" +
+		(if .mode_gate_ns != null then "\n   fast-mode gate \(.mode_gate_ns | f(0)) ns (median): runs redone \(.redone), " +
+			"kept off mode and not counted \(.off_mode)" else "" end)' "$out/summary.json"
 		jq -r --arg row "$row" '
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
 		.[] | select(.row == $row) |
@@ -90,7 +102,7 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 			(.cpu_us_per_req | f(2)),
 			(.ratio_to_best | f(2)),
 			(.xcpu_rtt_ns | f(0)),
-			"\(.runs)\(if .failed > 0 then " (\(.failed) failed)" else "" end)",
+			"\(.runs)\(if .failed > 0 then " (\(.failed) failed)" else "" end)\(if .off_mode > 0 then " (\(.off_mode) off mode)" else "" end)",
 			(if .status != "ok" then "\(.status): \(.why // "")"
 			 elif .resident_after != null and .resident_after > 0.05 and (.direct_how != null)
 			 then "page cache used (\(.resident_after * 100 | round)% resident after): not direct I/O"

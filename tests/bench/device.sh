@@ -41,6 +41,22 @@ tap=${TAP:-0}
 # this host's speed moves with it.
 probe_cpu=$(sed -E 's/^([0-9]+).*/\1/' <<<"$peer_cpus")
 [[ $probe_cpu =~ ^[0-9]+$ ]] || probe_cpu=""
+# The host's fast mode: a run counts when the round trip before and after it was at most MODE_FACTOR
+# (2) x the fewest nanoseconds probed so far in this benchmark (MODE_RTT_NS: a fixed gate; 0: none).
+# The driver waits up to MODE_WAIT_S for the mode before it starts, and a run whose host left the
+# mode runs again, MODE_RERUNS times at most; the run redone stays in results.jsonl as "redone". On
+# this host the round trip flips between ~60-105 and ~320-550 ns and every peer's rate follows it
+# (tests/bench/README.md): runs in the two modes do not compare. A host without modes never waits.
+# The quick mode's gate is wide open (1000 x): its runs check the harness, and a busy machine must
+# not leave them all out of the tables; the gate's redo path has a check of its own there.
+if [ "$quick" = 1 ]; then
+	mode_wait_s=${MODE_WAIT_S:-0} mode_reruns=${MODE_RERUNS:-0} mode_calibrate_s=0.3 mode_factor=${MODE_FACTOR:-1000}
+else
+	mode_wait_s=${MODE_WAIT_S:-30} mode_reruns=${MODE_RERUNS:-2} mode_calibrate_s=3 mode_factor=${MODE_FACTOR:-2}
+fi
+mode_fixed=${MODE_RTT_NS:-}
+mode_min= # the fewest ns of a round trip probed so far
+untar_moves=0 # untar runs whose files were moved aside (run_attempt)
 sock=$out/peer.sock
 rs_dir=$root/build/bench/peers/virtiofsd-rs
 ringvm=${RINGVM:-$root/$B/ringvm}
@@ -148,6 +164,17 @@ if ! "$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_fil
 	exit 1
 fi
 versions+=$'\n'"rounds $rounds, $time s per run after $warmup s warm-up, data file $file_mb MiB, tree $tree_files files, in $dir"
+# The host's modes at the start (probe.h): the gate starts from the fewest.
+if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ] && [ "$mode_fixed" != 0 ]; then
+	if calib=$(taskset -c "$driver_cpus" "$driver" probe --probe-cpu "$probe_cpu" --time "$mode_calibrate_s" 2>"$out/driver.err"); then
+		[ -n "$mode_fixed" ] || mode_min=$(jq -r .xcpu_rtt_ns_min <<<"$calib")
+		versions+=$'\n'"cross-CPU round trip at the start ($mode_calibrate_s s): $(jq -r '"fewest \(.xcpu_rtt_ns_min), median \(.xcpu_rtt_ns_median), most \(.xcpu_rtt_ns_max) ns over \(.probes) probes"' <<<"$calib")"
+		versions+=$'\n'"a run counts when the round trip before and after it is at most ${mode_fixed:-$mode_factor x the fewest seen so far} (ns); the driver waits up to $mode_wait_s s for it, and runs again $mode_reruns times at most"
+	else
+		check FAIL "the host probe at the start" "$(head -c 200 "$out/driver.err")"
+		failures=$((failures + 1))
+	fi
+fi
 while read -r line; do say "$line"; done <<<"$versions"
 
 # start_peer NAME CMD DIRECT QUEUES [DIR]: start it pinned, in the background, serving DIR (default
@@ -178,8 +205,44 @@ stop_peer() {
 	wait "$pid" 2>/dev/null
 }
 
-# run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run, one JSON line.
+# mode_gate: the round trip (ns, whole) a run must stay within; empty when there is no gate.
+mode_gate() {
+	if [ -n "$mode_fixed" ]; then
+		[ "$mode_fixed" = 0 ] || echo "$mode_fixed"
+	elif [ -n "$mode_min" ] && [ -n "$probe_cpu" ]; then
+		awk -v m="$mode_min" -v f="$mode_factor" 'BEGIN { printf "%d\n", m * f + 0.5 }'
+	fi
+}
+
+# run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run (again while the host
+# left its fast mode, MODE_RERUNS times at most), one JSON line per run.
 run_one() {
+	local attempt gate line in_mode
+	for attempt in $(seq 0 "$mode_reruns"); do
+		gate=$(mode_gate)
+		run_attempt "$@"
+		line=$(tail -n 1 "$out/results.jsonl")
+		[ -n "$gate" ] && [ "$(jq -r .status <<<"$line")" = ok ] || return 0
+		# The fewest ns seen so far: the gate follows the fastest mode this benchmark met.
+		mode_min=$(jq -r --argjson m "${mode_min:-1e9}" '[$m, .xcpu_rtt_ns, .xcpu_rtt_after_ns] | map(select(. != null)) | min' <<<"$line")
+		in_mode=$(jq --argjson g "$gate" '.xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null and
+			.xcpu_rtt_ns <= $g and .xcpu_rtt_after_ns <= $g' <<<"$line")
+		# The verdict goes on the run's own line (the last one).
+		sed -i '$d' "$out/results.jsonl"
+		if [ "$in_mode" = true ] || [ "$attempt" = "$mode_reruns" ]; then
+			jq -c --argjson g "$gate" --argjson m "$in_mode" --argjson a "$attempt" \
+				'. + {mode_gate_ns: $g, in_mode: $m, mode_attempt: $a}' <<<"$line" >>"$out/results.jsonl"
+			return 0
+		fi
+		jq -c --argjson g "$gate" --argjson a "$attempt" \
+			'. + {status: "redone", mode_gate_ns: $g, in_mode: false, mode_attempt: $a,
+			why: "the host left its fast mode: round trip \(.xcpu_rtt_ns) ns before, \(.xcpu_rtt_after_ns) after, gate \($g)"}' \
+			<<<"$line" >>"$out/results.jsonl"
+	done
+}
+
+# run_attempt ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run, one JSON line.
+run_attempt() {
 	local round=$1 peer=$2 target=$3 how=$4 cmd=$5 row=$6 wl=$7 bs=$8 depth=$9 jobs=${10} direct=${11}
 	local pid="" rc args=() err json dflag=off cache=warm
 	if [ "$direct" = 1 ]; then
@@ -191,9 +254,16 @@ run_one() {
 		# inodes deleted in the last minute (five when their table block is dirty), which
 		# took most of a CREATE's time and made each untar run as slow as the one before it
 		# was fast. They go when the benchmark ends.
-		{ [ ! -e "$dir/untar" ] || mv "$dir/untar" "$dir/untar-done.$round.$peer.$row"; } &&
-			"$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_files" --jobs 4 ||
-			return 1
+		if ! { [ ! -e "$dir/untar" ] || mv "$dir/untar" "$dir/untar-done.$((untar_moves += 1))"; } ||
+			! "$driver" prepare --dir "$dir" --file-mb "$file_mb" --tree-files "$tree_files" --jobs 4 \
+				>"$out/driver.err" 2>&1; then
+			err=$(tr '\n' ' ' <"$out/driver.err" | cut -c1-300)
+			jq -nc --arg peer "$peer" --arg row "$row" --argjson round "$round" --arg why "prepare: $err" \
+				'{peer: $peer, row: $row, round: $round, status: "failed", why: $why}' >>"$out/results.jsonl"
+			check FAIL "round $round $peer $row" "the untar run's tree could not be prepared: $err"
+			failures=$((failures + 1))
+			return 0
+		fi
 	fi
 	# Writes start from a clean page cache: the last run's dirty pages under writeback made every
 	# write of the next run wait for the disk (one round's rates spanned 10k-107k IOPS).
@@ -202,10 +272,12 @@ run_one() {
 		pid=$(start_peer "$peer" "$cmd" "$dflag" "$jobs")
 		args+=(--socket "$sock" --cpu-pid "$pid")
 	fi
+	[ -n "$probe_cpu" ] && args+=(--probe-cpu "$probe_cpu")
+	[ -n "$probe_cpu" ] && [ -n "$gate" ] && args+=(--mode-rtt-ns "$gate" --mode-wait-s "$mode_wait_s")
 	json=$(taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
 		--workload "$wl" --bs "$bs" --depth "$depth" --jobs "$jobs" --time "$time" --warmup "$warmup" \
 		--tree-files "$tree_files" --cache "$cache" --halt-poll-us "$halt_poll_us" \
-		${probe_cpu:+--probe-cpu "$probe_cpu"} "${args[@]}" 2>"$out/driver.err")
+		"${args[@]}" 2>"$out/driver.err")
 	rc=$?
 	[ -n "$pid" ] && stop_peer "$pid"
 	err=$(sed 's/^device bench: //' "$out/driver.err" | tr '\n' ' ' | sed 's/ *$//' | cut -c1-300)
@@ -228,6 +300,7 @@ run_one() {
 		failures=$((failures + 1))
 		echo "device.sh: $desc failed (exit $rc): $err" >&2
 	fi
+	return 0
 }
 
 [ "$tap" = 1 ] && echo "# TAP from tests/bench/device.sh"
@@ -253,6 +326,24 @@ if [ "$quick" = 1 ]; then
 		fi
 	done <<<"$PEER_TABLE"
 	rm -rf "$wrong"
+fi
+
+# The mode gate's other path: a gate no host meets (1 ns) makes the driver wait its MODE_WAIT_S, the
+# run is redone once and then kept, marked off mode (quick mode; into a results file of its own).
+if [ "$quick" = 1 ] && [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
+	saved=("$out" "$mode_fixed" "$mode_reruns" "$mode_wait_s" "$mode_min")
+	out=$out/mode-check mode_fixed=1 mode_reruns=1 mode_wait_s=0.2
+	mkdir -p "$out" && rm -f "$out/results.jsonl"
+	run_one 0 host host - - rr-cache-qd1 randread 4096 1 1 0 </dev/null
+	if jq -se 'length == 2 and .[0].status == "redone" and .[0].in_mode == false and
+		(.[0].why | test("left its fast mode")) and .[1].status == "ok" and .[1].in_mode == false and
+		.[1].mode_attempt == 1 and .[1].mode_gate_ns == 1 and all(.[]; .mode_waited_s >= 0.2)' \
+		"$out/results.jsonl" >/dev/null 2>&1; then
+		check OK "a run off the host's fast mode waits, is redone, then kept marked off mode"
+	else
+		check FAIL "the mode gate" "$(head -c 400 "$out/results.jsonl" 2>/dev/null)"
+	fi
+	out=${saved[0]} mode_fixed=${saved[1]} mode_reruns=${saved[2]} mode_wait_s=${saved[3]} mode_min=${saved[4]}
 fi
 
 for round in $(seq 1 "$rounds"); do
@@ -304,11 +395,12 @@ fi
 if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
 	if jq -se 'map(select(.status == "ok")) | length > 0 and
 		all(.[]; (.xcpu_rtt_ns | type) == "number" and .xcpu_rtt_ns > 0 and (.syscall_ns | type) == "number" and
-			(.xcpu_rtt_after_ns | type) == "number" and .xcpu_rtt_after_ns > 0)' \
+			(.xcpu_rtt_after_ns | type) == "number" and .xcpu_rtt_after_ns > 0 and
+			(.mode_gate_ns | type) == "number" and (.in_mode | type) == "boolean")' \
 		"$out/results.jsonl" >/dev/null 2>&1; then
-		check OK "every run measured the host before and after (cross-CPU round trip to CPU $probe_cpu, a system call)"
+		check OK "every run measured the host before and after (cross-CPU round trip to CPU $probe_cpu, a system call) and was judged in or off its fast mode"
 	else
-		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns, xcpu_rtt_after_ns or syscall_ns"
+		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns, xcpu_rtt_after_ns, syscall_ns, mode_gate_ns or in_mode"
 	fi
 fi
 if jq -e 'length > 0 and all(.[]; .verdict == "met" or .verdict == "missed" or .verdict == "n/a")' \

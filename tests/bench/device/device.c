@@ -20,11 +20,12 @@
 
 static const char usage[] =
 	"usage: device prepare --dir DIR [--file-mb N] [--tree-files N] [--jobs N]\n"
+	"       device probe --probe-cpu N [--time S]\n"
 	"       device run --peer NAME --target fs|blk|host [--socket PATH] --file PATH\n"
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
 	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict] [--halt-poll-us N]\n"
-	"              [--probe-cpu N]\n";
+	"              [--probe-cpu N [--mode-rtt-ns N] [--mode-wait-s S]]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
 static const char *const targets[] = { "fs", "blk", "host" };
@@ -35,6 +36,9 @@ struct opts {
 	unsigned long file_mb;
 	pid_t cpu_pid;
 	int probe_cpu;	   /* the back-end's CPU, for the cross-CPU probe (probe.h); -1: none */
+	unsigned long mode_rtt_ns; /* wait for a round trip at most this long first (0: no wait) */
+	double mode_wait_s;	   /* for this long at most */
+	double mode_waited_s;	   /* how long it waited */
 	struct probe probe, probe_after; /* measured before the run and after its last request */
 };
 
@@ -85,7 +89,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "time", 1, 0, 'T' },	     { "warmup", 1, 0, 'W' },	 { "direct", 0, 0, 'o' },
 		{ "indirect", 0, 0, 'i' },   { "queue-size", 1, 0, 'q' }, { "tree-files", 1, 0, 'n' },
 		{ "cpu-pid", 1, 0, 'c' },    { "cache", 1, 0, 'C' },	 { "file-mb", 1, 0, 'm' },
-		{ "halt-poll-us", 1, 0, 'H' }, { "probe-cpu", 1, 0, 'P' }, { 0, 0, 0, 0 },
+		{ "halt-poll-us", 1, 0, 'H' }, { "probe-cpu", 1, 0, 'P' },
+		{ "mode-rtt-ns", 1, 0, 'M' }, { "mode-wait-s", 1, 0, 'A' }, { 0, 0, 0, 0 },
 	};
 	struct bench *b = &o->b;
 	unsigned long v;
@@ -162,6 +167,15 @@ static int parse(int argc, char **argv, struct opts *o)
 				return bad("--probe-cpu (0..1023)", optarg);
 			o->probe_cpu = (int)v;
 			break;
+		case 'M':
+			if (num(optarg, 1, 1000000000, &v))
+				return bad("--mode-rtt-ns (1..1000000000)", optarg);
+			o->mode_rtt_ns = v;
+			break;
+		case 'A':
+			if (seconds(optarg, &o->mode_wait_s))
+				return bad("--mode-wait-s", optarg);
+			break;
 		case 'm':
 			if (num(optarg, 1, 1 << 20, &v))
 				return bad("--file-mb", optarg);
@@ -173,6 +187,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind != argc)
 		return bad("argument", argv[optind]);
+	if (o->mode_rtt_ns && o->probe_cpu < 0)
+		return bad("--mode-rtt-ns (needs --probe-cpu)", NULL);
 	return 0;
 }
 
@@ -189,6 +205,13 @@ static const char *hold_dma_latency(void)
 		return "unavailable";
 	}
 	return "held at 0"; /* the fd stays open until exit: that is the hold */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
 static void *job_thread(void *arg)
@@ -283,6 +306,8 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	else
 		printf("\"xcpu_rtt_after_ns\":null,");
 	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
+	if (o->mode_rtt_ns)
+		printf("\"mode_rtt_ns\":%lu,\"mode_waited_s\":%.2f,", o->mode_rtt_ns, o->mode_waited_s);
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, resident);
 }
@@ -313,7 +338,11 @@ static int run(struct opts *o)
 		return 1;
 	dma = hold_dma_latency();
 	/* Before the back-end is connected: its CPU is idle, and the run does not feel the probe. */
-	probe_host(o->probe_cpu, &o->probe);
+	if (o->mode_rtt_ns)
+		o->mode_waited_s = probe_wait_for_mode(o->probe_cpu, (double)o->mode_rtt_ns,
+						       o->mode_wait_s, &o->probe);
+	else
+		probe_host(o->probe_cpu, &o->probe);
 	if (dmem_create(&b->mem, mem_needed(b)))
 		return 1;
 	err = setup_peer(b);
@@ -371,12 +400,43 @@ out:
 	return rc;
 }
 
+/*
+ * device probe: the host's cross-CPU round trip, probed every 50 ms for --time seconds, as one JSON
+ * line (fewest, median, most): device.sh takes its mode gate from the fewest.
+ */
+static int probe_only(const struct opts *o)
+{
+	enum { MAX_PROBES = 4096 };
+	static double rtt[MAX_PROBES];
+	const struct timespec nap = { 0, 50000000 };
+	uint64_t t0 = now_ns();
+	unsigned int n = 0;
+	struct probe p;
+
+	if (o->probe_cpu < 0)
+		return bad("--probe-cpu", NULL);
+	do {
+		probe_host(o->probe_cpu, &p);
+		if (p.xcpu_rtt_ns < 0) {
+			fprintf(stderr, "device bench: no round trip to CPU %d (offline, or this CPU)\n",
+				o->probe_cpu);
+			return 1;
+		}
+		rtt[n++] = p.xcpu_rtt_ns;
+		nanosleep(&nap, NULL);
+	} while (n < MAX_PROBES && (double)(now_ns() - t0) < o->b.seconds * 1e9);
+	qsort(rtt, n, sizeof(rtt[0]), cmp_double);
+	printf("{\"probes\":%u,\"xcpu_rtt_ns_min\":%.1f,\"xcpu_rtt_ns_median\":%.1f,"
+	       "\"xcpu_rtt_ns_max\":%.1f}\n", n, rtt[0], rtt[n / 2], rtt[n - 1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .b = { .jobs = 1, .depth = 1, .bs = 4096, .queue_size = 256,
 				 .tree_files = 2000, .seconds = 5, .warmup = 1, .host_fd = -1,
 				 .vu = { .sock = -1 } },
-			  .file_mb = 256, .probe_cpu = -1 };
+			  .file_mb = 256, .probe_cpu = -1, .mode_wait_s = 20 };
 	int rc;
 
 	if (argc < 2)
@@ -393,5 +453,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return run(&o);
+	if (!strcmp(argv[1], "probe"))
+		return probe_only(&o);
 	return bad("command", argv[1]);
 }

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/bench/device/probe.h"
@@ -94,4 +95,18 @@ void probe_host(int peer_cpu, struct probe *p)
 {
 	p->xcpu_rtt_ns = peer_cpu >= 0 ? xcpu_rtt_ns(peer_cpu) : -1;
 	p->syscall_ns = syscall_ns();
+}
+
+double probe_wait_for_mode(int peer_cpu, double max_rtt_ns, double wait_s, struct probe *p)
+{
+	const struct timespec nap = { 0, 50000000 };
+	uint64_t t0 = now_ns(), t;
+
+	for (;;) {
+		probe_host(peer_cpu, p);
+		t = now_ns();
+		if (p->xcpu_rtt_ns <= max_rtt_ns || (double)(t - t0) >= wait_s * 1e9)
+			return (double)(t - t0) / 1e9;
+		nanosleep(&nap, NULL);
+	}
 }

@@ -22,4 +22,11 @@ struct probe {
  */
 void probe_host(int peer_cpu, struct probe *p);
 
+/*
+ * Probe until the round trip is at most max_rtt_ns (the host's fast mode) or wait_s seconds went by,
+ * sleeping 50 ms between probes; *p holds the last probe. Returns the seconds waited. Why: the mode
+ * flips by itself within seconds to minutes, and a run measured in the slow one compares with nothing.
+ */
+double probe_wait_for_mode(int peer_cpu, double max_rtt_ns, double wait_s, struct probe *p);
+
 #endif
