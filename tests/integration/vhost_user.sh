@@ -29,6 +29,12 @@ raw=$tmp/fio.img
 truncate -s 256M "$ext4"
 truncate -s 128M "$raw"
 servers=()
+running() { # running PID: it has not ended (an ended child not yet waited for is a zombie)
+	local st
+	IFS= read -r st 2>/dev/null <"/proc/$1/stat" || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
 it_on_exit 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done'
 serve() { # serve NAME ARGS...: ringvm serve ARGS in the background, once its socket is there
 	local name=$1 i
@@ -105,13 +111,61 @@ qemu=$!
 # does that after minutes of an idle lab): what every virtqueue and local APIC holds is said before
 # QEMU is ended: requests in an avail ring, replies in a used ring, interrupts pending (qmp-virtio.py).
 qmp_stop() {
+	local i
 	python3 "$(dirname "$0")/qmp-virtio.py" "$tmp/qmp.sock" >"$tmp/qmp" 2>&1
 	kill "$qemu" 2>/dev/null
+	# QEMU stops its vhost-user devices on the way out and waits for each back-end's reply: one
+	# that stands still (stopped, or wedged) would hold it forever.
+	for i in $(seq 1 100); do
+		running "$qemu" || return 0
+		sleep 0.1
+	done
+	echo "# QEMU did not end within 10 s of SIGTERM (a back-end that does not answer holds it): SIGKILL"
+	kill -KILL "$qemu" 2>/dev/null
 }
+serve_jiffies() { # the CPU time every ringvm serve used so far, all threads (builtins only)
+	local p line a sum=0
+	for p in "${servers[@]}"; do
+		IFS= read -r line 2>/dev/null <"/proc/$p/stat" || continue
+		read -r -a a <<<"${line##*) }"
+		sum=$((sum + a[11] + a[12]))
+	done
+	echo "$sum"
+}
+# Every step of the guest asks the back-ends (its root is one of the shares): when none of them used
+# CPU for STILL_S seconds, the guest stood still. stall-watch sees that only when QEMU's vCPUs halt
+# too; a guest that spins (a vCPU waiting on the other one, seen in CI with 600 s gone and no stall
+# said) kept L1 busy. What the rings hold then tells whose fault it is: every ring balanced, every
+# back-end alive and silent is the guest's own ("lab-stall": tests/run gives the job another lab); a
+# request left with a back-end, or a back-end gone or complaining, is ringvm's ("backend-stall": never
+# tried again); a reply the driver did not see (its used_event behind) may be either's, said as is.
 (
+	base=$(serve_jiffies) since=$SECONDS
 	for _ in $(seq 1 "${VM_TIMEOUT:-600}"); do
 		kill -0 "$qemu" 2>/dev/null || exit 0
 		sleep 1
+		now=$(serve_jiffies)
+		if [ $((now - base)) -gt 2 ]; then
+			base=$now since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "${STILL_S:-120}" ]; then
+			qmp_stop
+			verdict=$(sed -n 's/^qmp: verdict: //p' "$tmp/qmp")
+			alive="alive"
+			for p in "${servers[@]}"; do running "$p" || alive="not all alive"; done
+			said=$(cat "$tmp/root.err" "$tmp/share.err" "$tmp/ext4.err" "$tmp/fio.err" | head -c 300)
+			what="QEMU's guest asked ringvm's back-ends nothing for ${STILL_S:-120} s: rings ${verdict:-unread}; back-ends $alive${said:+, one said: $said}"
+			if [ "$verdict" = balanced ] && [ "$alive" = alive ] && [ -z "$said" ]; then
+				echo "lab-stall: idle: $what: the guest stood still"
+			elif [[ $verdict == *"with the back-end"* ]] || [ "$alive" != alive ] || [ -n "$said" ]; then
+				# Requests a back-end took no notice of, or a back-end gone or complaining: ringvm's
+				# fault, whatever else the lab did (tests/run does not try it again).
+				echo "backend-stall: $what"
+			else
+				# Replies the driver did not see: an interrupt ringvm did not send or the lab lost.
+				echo "# $what"
+			fi
+			exit 0
+		fi
 	done
 	qmp_stop
 ) &
@@ -155,11 +209,15 @@ files=$(find "$tmp/ref" -type f | wc -l)
 
 # --- the back-ends ---------------------------------------------------------------------------------
 for p in "${servers[@]}"; do kill -TERM "$p"; done
-st=0
-for p in "${servers[@]}"; do wait "$p" || st=$?; done
+st=0 hung=
+for p in "${servers[@]}"; do
+	for _ in $(seq 1 300); do running "$p" || break; sleep 0.1; done
+	running "$p" && { hung+=" $p"; kill -KILL "$p"; }
+	wait "$p" || st=$?
+done
 servers=()
 [ "$st" = 0 ] && ok "every ringvm serve was alive after QEMU left and ended with 0 on SIGTERM" ||
-	notok "a server ended with status $st: $(cat "$tmp"/*.err)"
+	notok "a server ended with status $st${hung:+ (still running 30 s after SIGTERM, killed:$hung)}: $(cat "$tmp"/*.err)"
 [ ! -s "$tmp/root.err" ] && [ ! -s "$tmp/share.err" ] && [ ! -s "$tmp/ext4.err" ] && [ ! -s "$tmp/fio.err" ] &&
 	ok "no back-end refused a message or logged an error" || notok "back-end messages: $(cat "$tmp"/*.err | head -c 600)"
 it_done
