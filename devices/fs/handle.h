@@ -70,7 +70,8 @@ void fsh_destroy(struct fsh_table *t);
 enum fsh_kind {
 	FSH_DIR,
 	FSH_FILE,	       /* READ and WRITE through the queue's io_uring */
-	FSH_FILE_LOCAL,	       /* on local storage, buffered: WRITEs on the queue's thread */
+	FSH_FILE_LOCAL,	       /* on local storage, buffered: WRITEs on the queue's thread, READs
+				  there as far as the page cache holds them (RWF_NOWAIT) */
 	FSH_FILE_LOCAL_DIRECT, /* on local storage, O_DIRECT or O_SYNC: READs and WRITEs on the
 				  queue's thread while it holds no other request */
 };

@@ -111,3 +111,21 @@ enum xfer_step xfer_sync(struct xfer *x, int fd)
 	/* One call moves at most what the iovecs hold (below 2^32 here: FS_MAX_IO, blk's 2^32 cap). */
 	return xfer_complete(x, n > INT32_MAX ? INT32_MAX : (int)n);
 }
+
+bool xfer_try_nowait(struct xfer *x, int fd)
+{
+	ssize_t n;
+
+	/* Again after a short piece: a read that stopped at the end of the file learns it here (0),
+	   not through a round on the ring. Each pass moves bytes or ends the loop. */
+	while (!xfer_finished(x)) {
+		if (x->is_write)
+			n = pwritev2(fd, x->iov, (int)x->nr, (off_t)x->offset, RWF_NOWAIT);
+		else
+			n = preadv2(fd, x->iov, (int)x->nr, (off_t)x->offset, RWF_NOWAIT);
+		if (n < 0 || (n == 0 && x->is_write))
+			return false;
+		(void)xfer_complete(x, n > INT32_MAX ? INT32_MAX : (int)n);
+	}
+	return true;
+}

@@ -1,7 +1,13 @@
 /* test_xfer.c: the short-transfer state machine against a fake file that answers as scripted. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "devices/virtio/xfer.h"
 #include "tests/unit/tap.h"
@@ -92,8 +98,133 @@ static bool mem_is_file(uint64_t off, size_t len)
 /* A case's answers, as the two arguments (answers, count) run() takes. */
 #define ANSWERS(...) (const int[]){ __VA_ARGS__ }, sizeof((const int[]){ __VA_ARGS__ }) / sizeof(int)
 
+/*
+ * xfer_try_nowait on a real file (on /var/tmp: a disk, where the page cache can be emptied):
+ * PAGES pages, read into three buffers that split them unevenly. A page is dropped from the cache
+ * with fdatasync + POSIX_FADV_DONTNEED and checked gone with mincore;
+ * where the kernel keeps it anyway (tmpfs) the check that needs it is reported as skipped.
+ */
+#define PAGES 32
+#define PG 4096
+
+static unsigned char disk[PAGES * PG], got[PAGES * PG + 4000];
+
+/* Is the page at off in the page cache? mincore on a mapping: a read, even RWF_NOWAIT, would
+   start readahead for a page that is not, and bring it back. */
+static bool cached(int fd, off_t off)
+{
+	unsigned char vec = 0;
+	void *map = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, off);
+
+	if (map == MAP_FAILED)
+		return true; /* unknown: the caller's check is then skipped */
+	if (mincore(map, PG, &vec))
+		vec = 1;
+	munmap(map, PG);
+	return vec & 1;
+}
+
+static bool evict(int fd)
+{
+	if (fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		return false;
+	for (off_t off = 0; off < PAGES * PG; off += PG)
+		if (cached(fd, off))
+			return false;
+	return true;
+}
+
+/*
+ * Empty the cache, then read the file's first byte: the page cache then holds a first part of the
+ * file only (its first folio, which may be larger than a page). Returns where the uncached part
+ * begins, or 0 when that did not come out so.
+ */
+static off_t cache_prefix(int fd)
+{
+	off_t off = PG;
+	char c;
+
+	if (!evict(fd) || pread(fd, &c, 1, 0) != 1)
+		return 0;
+	while (off < PAGES * PG && cached(fd, off))
+		off += PG;
+	return off < PAGES * PG ? off : 0;
+}
+
+/* A transfer of len bytes at off into got[], over buffers of 1000, 5000 and the rest. */
+static void nowait_init(struct xfer *x, struct iovec *iov, uint64_t off, size_t len)
+{
+	memset(got, 0xee, sizeof(got));
+	iov[0] = (struct iovec){ got, 1000 };
+	iov[1] = (struct iovec){ got + 1000, 5000 };
+	iov[2] = (struct iovec){ got + 6000, sizeof(got) - 6000 };
+	xfer_init(x, false, iov, 3, off, len);
+}
+
+static void test_nowait(void)
+{
+	char path[] = "/var/tmp/ringvm-test-xfer-XXXXXX";
+	int fd = mkstemp(path);
+	struct iovec iov[3];
+	struct xfer x;
+	bool ok;
+
+	if (fd < 0) {
+		TAP_CHECK(false, "a file on /var/tmp for the RWF_NOWAIT checks");
+		return;
+	}
+	unlink(path);
+	for (size_t i = 0; i < sizeof(disk); i++)
+		disk[i] = (unsigned char)(i * 13 + i / 4093);
+	/* No readahead on this fd: reading page 0 must not bring page 1 back. */
+	ok = pwrite(fd, disk, sizeof(disk), 0) == (ssize_t)sizeof(disk) &&
+	     posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) == 0;
+	TAP_CHECK(ok, "the RWF_NOWAIT file written");
+
+	nowait_init(&x, iov, 100, sizeof(disk) - 100);
+	ok = xfer_try_nowait(&x, fd);
+	TAP_CHECK(ok && x.done == sizeof(disk) - 100 && !x.eof && !x.error &&
+			  !memcmp(got, disk + 100, sizeof(disk) - 100),
+		  "nowait, all in the page cache: done on the thread, every byte in place");
+
+	nowait_init(&x, iov, 0, sizeof(got));
+	ok = xfer_try_nowait(&x, fd);
+	TAP_CHECK(ok && x.eof && !x.error && x.done == sizeof(disk) && !memcmp(got, disk, sizeof(disk)),
+		  "nowait across the end of the file: finished, EOF after the file's bytes");
+
+	if (!evict(fd)) {
+		TAP_CHECK(true, "# SKIP the page cache keeps this file's pages (nowait with nothing cached)");
+		TAP_CHECK(true, "# SKIP the page cache keeps this file's pages (nowait, first part cached)");
+		close(fd);
+		return;
+	}
+	nowait_init(&x, iov, 0, sizeof(disk));
+	ok = xfer_try_nowait(&x, fd);
+	bool rest = !ok && x.done == 0 && x.retries == 0 && !x.error;
+	while (xfer_sync(&x, fd) == XFER_MORE) {
+	}
+	TAP_CHECK(rest && x.done == sizeof(disk) && !x.error && !memcmp(got, disk, sizeof(disk)),
+		  "nowait with nothing cached: nothing moved, no retry counted; the blocking rest reads it all");
+
+	off_t prefix = cache_prefix(fd);
+	nowait_init(&x, iov, 0, sizeof(disk));
+	if (prefix) {
+		ok = xfer_try_nowait(&x, fd);
+		rest = !ok && x.done == (uint64_t)prefix && x.offset == (uint64_t)prefix && !x.error &&
+		       !x.eof && !memcmp(got, disk, (size_t)prefix);
+		while (xfer_sync(&x, fd) == XFER_MORE) {
+		}
+		TAP_CHECK(rest && x.done == sizeof(disk) && !memcmp(got, disk, sizeof(disk)),
+			  "nowait with the first part cached: that part now, the rest from there on");
+	} else {
+		TAP_CHECK(true, "# SKIP the first part of the file could not be cached alone");
+	}
+	close(fd);
+}
+
 int main(void)
 {
+	test_nowait();
 	unsigned int submits;
 	struct xfer x;
 	char label[128];
