@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -24,6 +23,7 @@
 #include "tests/support/mmio_driver.h"
 #include "tests/support/spec.h"
 #include "tests/support/open_fds.h"
+#include "tests/support/page_cache.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -50,20 +50,6 @@ static bool fds_back_to(int want)
 	for (int i = 0; i < 2000 && open_fds() != want; i++)
 		usleep(1000);
 	return open_fds() == want;
-}
-
-/* Is the page at off in the page cache (mincore on a mapping)? Unknown counts as yes. */
-static bool page_cached(int fd, off_t off)
-{
-	unsigned char vec = 1;
-	void *map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, off);
-
-	if (map == MAP_FAILED)
-		return true;
-	if (mincore(map, 4096, &vec))
-		vec = 1;
-	munmap(map, 4096);
-	return vec & 1;
 }
 
 static void test_flow(void)

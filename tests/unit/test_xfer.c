@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "devices/virtio/xfer.h"
+#include "tests/support/page_cache.h"
 #include "tests/unit/tap.h"
 
 /*
@@ -109,27 +109,12 @@ static bool mem_is_file(uint64_t off, size_t len)
 
 static unsigned char disk[PAGES * PG], got[PAGES * PG + 4000];
 
-/* Is the page at off in the page cache? mincore on a mapping: a read, even RWF_NOWAIT, would
-   start readahead for a page that is not, and bring it back. */
-static bool cached(int fd, off_t off)
-{
-	unsigned char vec = 0;
-	void *map = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, off);
-
-	if (map == MAP_FAILED)
-		return true; /* unknown: the caller's check is then skipped */
-	if (mincore(map, PG, &vec))
-		vec = 1;
-	munmap(map, PG);
-	return vec & 1;
-}
-
 static bool evict(int fd)
 {
 	if (fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
 		return false;
 	for (off_t off = 0; off < PAGES * PG; off += PG)
-		if (cached(fd, off))
+		if (page_cached(fd, off))
 			return false;
 	return true;
 }
@@ -146,7 +131,7 @@ static off_t cache_prefix(int fd)
 
 	if (!evict(fd) || pread(fd, &c, 1, 0) != 1)
 		return 0;
-	while (off < PAGES * PG && cached(fd, off))
+	while (off < PAGES * PG && page_cached(fd, off))
 		off += PG;
 	return off < PAGES * PG ? off : 0;
 }
