@@ -29,7 +29,8 @@
  * instead, on the same guest buffers (fs_io_inline; fs_server.root_local says why): a buffered
  * WRITE, which io_uring would hand to its own thread pool, and an O_DIRECT transfer while the
  * queue has nothing else to do. A buffered READ there first copies what the page cache holds at
- * once (RWF_NOWAIT: never waits, xfer_try_nowait) and hands only the rest to the ring: for a
+ * once (RWF_NOWAIT: never waits for the disk, xfer_try_nowait) and hands only the rest to the ring:
+ * the same non-blocking try io_uring makes inside the submit, without its SQE and CQE; for a
  * cached 4 KiB read the ring's SQE, submission and CQE cost more than the one system call (perf at
  * depth 16: io_uring's own functions ~18 % of the worker's time against ~8 % for preadv2's entry
  * and exit). FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.

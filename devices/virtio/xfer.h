@@ -90,8 +90,9 @@ bool xfer_fd_local(int fd);
 enum xfer_step xfer_sync(struct xfer *x, int fd);
 
 /*
- * One attempt on the calling thread that never waits (preadv2/pwritev2 with RWF_NOWAIT): it moves
- * what the page cache can give or take at once. True when that finished the transfer (all bytes
+ * One attempt on the calling thread that does not wait for the disk (preadv2/pwritev2 with
+ * RWF_NOWAIT; a missing page may start readahead, as io_uring's own first try does): it moves what
+ * the page cache can give or take at once. True when that finished the transfer (all bytes
  * moved, or end of file); false leaves the rest, from where it stopped, to the ring: nothing could
  * move without waiting (EAGAIN), the file refuses RWF_NOWAIT (EOPNOTSUPP), or another error, which
  * the ring's attempt then reports. Never counts a retry.
