@@ -121,11 +121,8 @@ static void blk_complete_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_
 static void blk_rw_inline(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
 {
 	struct blk_io *io = vreq->priv;
-	struct xfer *x = &io->xfer;
-	ssize_t n = x->is_write ? pwritev2(blk->fd, x->iov, (int)x->nr, (off_t)x->offset, 0)
-				: preadv2(blk->fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
 
-	blk_complete_rw(blk, w, vreq, n < 0 ? -errno : n > INT32_MAX ? INT32_MAX : (int)n);
+	blk_complete_rw(blk, w, vreq, xfer_move(&io->xfer, blk->fd, 0));
 }
 
 static bool blk_submit_fallocate(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)

@@ -96,36 +96,34 @@ bool xfer_fd_local(int fd)
 	return fstatfs(fd, &sf) == 0 && xfer_local_magic(sf.f_type);
 }
 
+int xfer_move(const struct xfer *x, int fd, int flags)
+{
+	ssize_t n = x->is_write ? pwritev2(fd, x->iov, (int)x->nr, (off_t)x->offset, flags)
+				: preadv2(fd, x->iov, (int)x->nr, (off_t)x->offset, flags);
+
+	if (n < 0)
+		return -errno;
+	/* One call moves at most what the iovecs hold (below 2^32 here: FS_MAX_IO, blk's 2^32 cap). */
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
 enum xfer_step xfer_sync(struct xfer *x, int fd)
 {
-	ssize_t n;
-
 	if (xfer_finished(x))
 		return XFER_DONE;
-	if (x->is_write)
-		n = pwritev2(fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
-	else
-		n = preadv2(fd, x->iov, (int)x->nr, (off_t)x->offset, 0);
-	if (n < 0)
-		return xfer_complete(x, -errno);
-	/* One call moves at most what the iovecs hold (below 2^32 here: FS_MAX_IO, blk's 2^32 cap). */
-	return xfer_complete(x, n > INT32_MAX ? INT32_MAX : (int)n);
+	return xfer_complete(x, xfer_move(x, fd, 0));
 }
 
 bool xfer_try_nowait(struct xfer *x, int fd)
 {
-	ssize_t n;
-
 	/* Again after a short piece: a read that stopped at the end of the file learns it here (0),
 	   not through a round on the ring. Each pass moves bytes or ends the loop. */
 	while (!xfer_finished(x)) {
-		if (x->is_write)
-			n = pwritev2(fd, x->iov, (int)x->nr, (off_t)x->offset, RWF_NOWAIT);
-		else
-			n = preadv2(fd, x->iov, (int)x->nr, (off_t)x->offset, RWF_NOWAIT);
+		int n = xfer_move(x, fd, RWF_NOWAIT);
+
 		if (n < 0 || (n == 0 && x->is_write))
 			return false;
-		(void)xfer_complete(x, n > INT32_MAX ? INT32_MAX : (int)n);
+		(void)xfer_complete(x, n);
 	}
 	return true;
 }

@@ -83,6 +83,12 @@ bool xfer_local_magic(long f_type);
 bool xfer_fd_local(int fd);
 
 /*
+ * One preadv2/pwritev2 (with flags, RWF_*) on fd at the transfer's position, into or from its
+ * buffers, on the calling thread: bytes moved, or -errno. Accounts nothing (xfer_complete does).
+ */
+int xfer_move(const struct xfer *x, int fd, int flags);
+
+/*
  * Move the next piece synchronously on the calling thread (preadv2/pwritev2 on fd) and account it:
  * for a file or kernel that refuses the operation through io_uring (-EOPNOTSUPP). Returns like
  * xfer_complete().
