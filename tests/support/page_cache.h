@@ -2,6 +2,7 @@
 #ifndef RINGVM_TESTS_PAGE_CACHE_H
 #define RINGVM_TESTS_PAGE_CACHE_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,6 +22,39 @@ static inline bool page_cached(int fd, off_t off)
 		vec = 1;
 	munmap(map, (size_t)pg);
 	return vec & 1;
+}
+
+/* Drop the first len bytes of fd's file from the page cache (written back first): true when none
+   of its pages is left there (a tmpfs keeps them: false). */
+static inline bool page_cache_drop(int fd, off_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		return false;
+	for (off_t off = 0; off < len; off += pg)
+		if (page_cached(fd, off))
+			return false;
+	return true;
+}
+
+/*
+ * Leave only a first part of the file's first len bytes in the page cache: drop them all, then
+ * read byte 0 through fd (give fd POSIX_FADV_RANDOM first, or readahead brings more), which brings
+ * back its folio, maybe larger than a page. Returns where the uncached part begins, or 0 when it
+ * did not come out so (nothing dropped, or everything back).
+ */
+static inline off_t page_cache_prefix(int fd, off_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	off_t off = pg;
+	char c;
+
+	if (!page_cache_drop(fd, len) || pread(fd, &c, 1, 0) != 1)
+		return 0;
+	while (off < len && page_cached(fd, off))
+		off += pg;
+	return off < len ? off : 0;
 }
 
 #endif

@@ -137,12 +137,10 @@ static void test_flow(void)
 		/*
 		 * READ of a file on local storage: what the page cache holds is copied on the queue's
 		 * thread at once (RWF_NOWAIT), the rest goes on through the ring from where that
-		 * stopped. hello.txt grows to 32 pages from the host; its pages are dropped from the
-		 * cache (fdatasync + DONTNEED, checked with mincore: a read, even RWF_NOWAIT, starts
-		 * readahead for a page that is missing), then all, none
-		 * or only a first part (the folio its first byte brings back) are cached when the
-		 * guest reads it. A kernel that keeps the pages anyway (a tmpfs /tmp) has these cases
-		 * reported as skipped.
+		 * stopped. hello.txt grows to 32 pages from the host; all, none or only a first part of
+		 * them (tests/support/page_cache.h) are in the page cache when the guest reads it. A
+		 * kernel that keeps the pages anyway (a tmpfs /tmp) has these cases reported as
+		 * skipped.
 		 */
 		static unsigned char want[32 * 4096], big[16 + 32 * 4096];
 		const struct fuse_out_header *bh = (const void *)big;
@@ -163,22 +161,12 @@ static void test_flow(void)
 		for (int k = 0; k < 3 && fd >= 0; k++) {
 			char what[160];
 
-			evicted = true;
-			if (k > 0) {
-				evicted = fdatasync(fd) == 0 &&
-					  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
-				for (off_t off = 0; evicted && off < (off_t)sizeof(want); off += 4096)
-					evicted = !page_cached(fd, off);
-			}
-			if (k == 2 && evicted) {
-				/* Cached from 0 to the first page that is not, which must exist. */
-				off_t off = 4096;
-
-				evicted = pread(fd, host, 1, 0) == 1;
-				while (evicted && off < (off_t)sizeof(want) && page_cached(fd, off))
-					off += 4096;
-				evicted = evicted && off < (off_t)sizeof(want);
-			}
+			if (k == 1)
+				evicted = page_cache_drop(fd, sizeof(want));
+			else if (k == 2)
+				evicted = page_cache_prefix(fd, sizeof(want)) != 0;
+			else
+				evicted = true;
 			if (!evicted) {
 				snprintf(what, sizeof(what),
 					 "# SKIP READ, %s: the page cache keeps this file's pages", cases[k]);

@@ -100,41 +100,14 @@ static bool mem_is_file(uint64_t off, size_t len)
 
 /*
  * xfer_try_nowait on a real file (on /var/tmp: a disk, where the page cache can be emptied):
- * PAGES pages, read into three buffers that split them unevenly. A page is dropped from the cache
- * with fdatasync + POSIX_FADV_DONTNEED and checked gone with mincore;
- * where the kernel keeps it anyway (tmpfs) the check that needs it is reported as skipped.
+ * PAGES pages, read into three buffers that split them unevenly. Pages are dropped from the cache
+ * (tests/support/page_cache.h); where the kernel keeps them anyway (tmpfs) the check that needs it
+ * is reported as skipped.
  */
 #define PAGES 32
 #define PG 4096
 
 static unsigned char disk[PAGES * PG], got[PAGES * PG + 4000];
-
-static bool evict(int fd)
-{
-	if (fdatasync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
-		return false;
-	for (off_t off = 0; off < PAGES * PG; off += PG)
-		if (page_cached(fd, off))
-			return false;
-	return true;
-}
-
-/*
- * Empty the cache, then read the file's first byte: the page cache then holds a first part of the
- * file only (its first folio, which may be larger than a page). Returns where the uncached part
- * begins, or 0 when that did not come out so.
- */
-static off_t cache_prefix(int fd)
-{
-	off_t off = PG;
-	char c;
-
-	if (!evict(fd) || pread(fd, &c, 1, 0) != 1)
-		return 0;
-	while (off < PAGES * PG && page_cached(fd, off))
-		off += PG;
-	return off < PAGES * PG ? off : 0;
-}
 
 /* A transfer of len bytes at off into got[], over buffers of 1000, 5000 and the rest. */
 static void nowait_init(struct xfer *x, struct iovec *iov, uint64_t off, size_t len)
@@ -177,7 +150,7 @@ static void test_nowait(void)
 	TAP_CHECK(ok && x.eof && !x.error && x.done == sizeof(disk) && !memcmp(got, disk, sizeof(disk)),
 		  "nowait across the end of the file: finished, EOF after the file's bytes");
 
-	if (!evict(fd)) {
+	if (!page_cache_drop(fd, sizeof(disk))) {
 		TAP_CHECK(true, "# SKIP the page cache keeps this file's pages (nowait with nothing cached)");
 		TAP_CHECK(true, "# SKIP the page cache keeps this file's pages (nowait, first part cached)");
 		close(fd);
@@ -191,7 +164,7 @@ static void test_nowait(void)
 	TAP_CHECK(rest && x.done == sizeof(disk) && !x.error && !memcmp(got, disk, sizeof(disk)),
 		  "nowait with nothing cached: nothing moved, no retry counted; the blocking rest reads it all");
 
-	off_t prefix = cache_prefix(fd);
+	off_t prefix = page_cache_prefix(fd, sizeof(disk));
 	nowait_init(&x, iov, 0, sizeof(disk));
 	if (prefix) {
 		ok = xfer_try_nowait(&x, fd);
