@@ -41,10 +41,16 @@ struct blk_dev {
 	 * virtio-fs makes them (devices/fs/fs_server.h, root_local, says why): with direct=on, a
 	 * READ of a queue that holds nothing else (vq_worker_alone); with direct=off, every WRITE
 	 * that need not be durable at once, which io_uring would hand to its io-wq thread pool
-	 * (ext4 has no buffered NOWAIT). Immutable after create.
+	 * (ext4 has no buffered NOWAIT); and every READ through the page cache (direct=off, or
+	 * direct=on's unaligned fallback) first copies what the cache holds at once
+	 * (read_nowait: RWF_NOWAIT, xfer_try_nowait), the rest going on through the ring. That is
+	 * the try io_uring makes inside the submit anyway, without its SQE and CQE around it; a
+	 * queue that holds enough for large slices submits them whole instead (vq_worker_batching).
+	 * Immutable after create.
 	 */
 	bool read_inline_alone;
 	bool write_inline;
+	bool read_nowait;
 };
 
 /* What WRITE_ZEROES writes when the file system cannot zero a range with fallocate. */
@@ -84,6 +90,17 @@ static void blk_finish(struct vq_worker *w, struct vq_req *vreq, uint8_t status)
 {
 	struct blk_io *io = vreq->priv;
 	vq_worker_done(w, vreq, blk_req_status(&io->req, status, io->data_written));
+}
+
+/* A READ or WRITE moved all it will (or could not go on: its bytes are not all there): its status. */
+static void blk_finish_rw(struct vq_worker *w, struct vq_req *vreq)
+{
+	struct blk_io *io = vreq->priv;
+	const struct xfer *x = &io->xfer;
+
+	if (!x->is_write)
+		io->data_written = (uint32_t)x->done;
+	blk_finish(w, vreq, x->left == 0 && !x->error ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
 }
 
 static bool blk_aligned(const struct blk_dev *blk, const struct xfer *x)
@@ -243,6 +260,12 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 			blk_rw_inline(blk, w, vreq);
 			return VQ_REQ_PENDING;
 		}
+		/* What the page cache holds, copied now; the rest goes on through the ring. */
+		if (!is_write && blk->read_nowait && (io->buffered || blk->fd == blk->fd_buffered) &&
+		    !vq_worker_batching(w) && xfer_try_nowait(&io->xfer, blk->fd_buffered)) {
+			blk_finish_rw(w, vreq);
+			return VQ_REQ_PENDING;
+		}
 		return blk_submit_rw(blk, w, vreq) ? VQ_REQ_PENDING : VQ_REQ_BUSY;
 	case BLK_ACT_FLUSH: {
 		struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
@@ -281,15 +304,9 @@ static void blk_complete_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_
 		io->buffered = true;
 		res = -EAGAIN;
 	}
-	enum xfer_step step = xfer_complete(x, res);
-	if (!x->is_write)
-		io->data_written = (uint32_t)x->done;
-	if (step == XFER_MORE) {
-		if (!blk_submit_rw(blk, w, vreq))
-			blk_finish(w, vreq, VIRTIO_BLK_S_IOERR);
+	if (xfer_complete(x, res) == XFER_MORE && blk_submit_rw(blk, w, vreq))
 		return;
-	}
-	blk_finish(w, vreq, x->left == 0 && !x->error ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
+	blk_finish_rw(w, vreq);
 }
 
 static void blk_complete(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req *vreq, int res)
@@ -440,6 +457,7 @@ int blk_create(const struct blk_config *cfg, unsigned int default_queues, struct
 	bool local = xfer_fd_local(blk->fd);
 	blk->read_inline_alone = cfg->direct && local;
 	blk->write_inline = !cfg->direct && local;
+	blk->read_nowait = local;
 	blk->lim.capacity = bytes / BLK_SECTOR_SIZE;
 	blk->lim.readonly = cfg->readonly;
 	blk->lim.max_discard_sectors = BLK_MAX_RANGE_SECTORS;

@@ -33,7 +33,9 @@
  * the same non-blocking try io_uring makes inside the submit, without its SQE and CQE; for a
  * cached 4 KiB read the ring's SQE, submission and CQE cost more than the one system call (perf at
  * depth 16: io_uring's own functions ~18 % of the worker's time against ~8 % for preadv2's entry
- * and exit). FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
+ * and exit). Not when the queue holds enough for large slices (vq_worker_batching): one submit
+ * for a slice of 8 or more is cheaper than a system call each. FSYNC/FSYNCDIR also go to
+ * io_uring: they can take milliseconds.
  * Everything else (lookups, attributes, directory entries, xattrs) is answered inline from a
  * per-queue scratch buffer: each is one or two short system calls that need the request's
  * credentials and a follow-up in our tables (inode insert, handle entry), so an io_uring round trip
@@ -203,7 +205,8 @@ static int fs_start_read(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 		return VQ_REQ_PENDING;
 	}
 	/* What the page cache holds, copied now; the rest goes on through the ring. */
-	if (io->h->kind == FSH_FILE_LOCAL && xfer_try_nowait(&io->xfer, io->h->fd)) {
+	if (io->h->kind == FSH_FILE_LOCAL && !vq_worker_batching(w) &&
+	    xfer_try_nowait(&io->xfer, io->h->fd)) {
 		fs_io_finish(fs, w, vreq, io->xfer.error);
 		return VQ_REQ_PENDING;
 	}

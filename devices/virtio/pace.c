@@ -8,6 +8,11 @@ unsigned int pace_slice(unsigned int held)
 	return n ? n : 1;
 }
 
+bool pace_ring_batches(unsigned int held)
+{
+	return pace_slice(held) >= PACE_RING_SLICE;
+}
+
 bool pace_hold_interrupt(unsigned int unsignalled, unsigned int held)
 {
 	return held != 0 && unsignalled < pace_slice(held);

@@ -158,6 +158,11 @@ static unsigned int wk_held(struct vq_worker *w)
 	return w->busy_reqs + (unsigned int)avail;
 }
 
+bool vq_worker_batching(struct vq_worker *w)
+{
+	return pace_ring_batches(wk_held(w));
+}
+
 /* Signal the interrupt eventfd fd with a system call of the worker's own. */
 static void wk_call_write(struct vq_worker *w, int fd)
 {

@@ -262,6 +262,13 @@ void vq_worker_done(struct vq_worker *w, struct vq_req *req, uint32_t written);
 bool vq_worker_alone(struct vq_worker *w);
 
 /*
+ * For handle(): the worker holds enough work that the I/O of its slice is cheaper submitted
+ * together through io_uring than moved by one system call each (pace.h: pace_ring_batches). A
+ * device then leaves a transfer it could make at once (a cached read, xfer_try_nowait) to the ring.
+ */
+bool vq_worker_batching(struct vq_worker *w);
+
+/*
  * On the worker's thread (handle(), complete() and what they call): close fd with the worker's next
  * submission, as the interrupt writes go, instead of a system call of its own (~1.1 us on this
  * project's PVM host, a fifth of a cached 4 KiB request). The close rides on the next submission

@@ -18,6 +18,7 @@
 #include "tests/support/fake_ring.h"
 #include "tests/support/fake_vm.h"
 #include "devices/virtio/mmio.h"
+#include "tests/support/page_cache.h"
 #include "tests/support/spec.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
@@ -412,6 +413,55 @@ static void test_readonly_and_direct(void)
 }
 
 /*
+ * READs through the page cache (direct=off) on local storage: what the cache holds is copied on the
+ * queue's thread at once (RWF_NOWAIT), the rest goes on through the ring from where that stopped.
+ * The disk's first 32 pages are written from the host; all, none or only a first part of them
+ * (tests/support/page_cache.h) are in the page cache when the guest reads them, into three
+ * descriptors. A kernel that keeps the pages anyway (a tmpfs /var/tmp) has these cases skipped.
+ */
+static void test_page_cache_reads(void)
+{
+	enum { PAGES = 32, LEN = PAGES * 4096 };
+	static uint8_t want[LEN];
+	static const char *const cases[] = { "all cached", "nothing cached", "a first part cached" };
+	struct disk d;
+	char spec[128];
+
+	fill(want, LEN, 77);
+	snprintf(spec, sizeof(spec), "%s,queues=2,direct=off", path);
+	TAP_CHECK(pwrite(file_fd, want, LEN, 0) == LEN &&
+			  posix_fadvise(file_fd, 0, 0, POSIX_FADV_RANDOM) == 0,
+		  "host writes the disk's first 32 pages");
+	TAP_CHECK(disk_open(&d, spec) == 0, "direct=off disk, two queues");
+	for (unsigned int k = 0; k < 3 && d.blk; k++) {
+		char what[160];
+		bool evicted = true;
+		struct io io;
+		uint32_t used = 0;
+
+		if (k == 1)
+			evicted = page_cache_drop(file_fd, LEN);
+		else if (k == 2)
+			evicted = page_cache_prefix(file_fd, LEN) != 0;
+		if (!evicted) {
+			snprintf(what, sizeof(what),
+				 "# SKIP READ, %s: the page cache keeps this file's pages", cases[k]);
+			TAP_CHECK(true, what);
+			continue;
+		}
+		io_prepare(&d, k % 2, &io, VIRTIO_BLK_T_IN, 0, LEN, 0, NULL);
+		memset(fake_ring_host(&d.rings[k % 2], io.data), 0, LEN);
+		snprintf(what, sizeof(what), "READ of 32 pages, %s: OK, every byte in place, used %u",
+			 cases[k], LEN + 1);
+		TAP_CHECK(io_run(&d, k % 2, &io, &used) == VIRTIO_BLK_S_OK && used == LEN + 1 &&
+				  !memcmp(fake_ring_host(&d.rings[k % 2], io.data), want, LEN),
+			  what);
+	}
+	if (d.blk)
+		disk_close(&d);
+}
+
+/*
  * A device never attaches itself: blk_create() runs with no VM in the process, the disk is on no bus
  * until its creator hands blk_virtio_dev() to a transport, and destroying that transport detaches it.
  */
@@ -460,6 +510,7 @@ int main(void)
 	test_attach_is_the_creators();
 	test_basic();
 	test_readonly_and_direct();
+	test_page_cache_reads();
 	close(file_fd);
 	unlink(path);
 	return tap_done();

@@ -14,6 +14,16 @@ static void test_slice(void)
 	TAP_CHECK(pace_slice(1024) == 256, "a full 1024-entry queue: slices of 256");
 }
 
+static void test_ring_batches(void)
+{
+	TAP_CHECK(!pace_ring_batches(0) && !pace_ring_batches(1),
+		  "nothing or one held: a transfer the device can make at once is made at once");
+	TAP_CHECK(!pace_ring_batches(16), "16 held (slices of 4): still one system call each");
+	TAP_CHECK(!pace_ring_batches(4 * PACE_RING_SLICE - 1), "just below slices of PACE_RING_SLICE");
+	TAP_CHECK(pace_ring_batches(4 * PACE_RING_SLICE), "slices of PACE_RING_SLICE: through the ring");
+	TAP_CHECK(pace_ring_batches(64), "64 held (slices of 16): through the ring");
+}
+
 static void test_hold_interrupt(void)
 {
 	TAP_CHECK(!pace_hold_interrupt(1, 0), "nothing more held: the interrupt goes now");
@@ -92,6 +102,7 @@ static void test_kick_batch(void)
 int main(void)
 {
 	test_slice();
+	test_ring_batches();
 	test_hold_interrupt();
 	test_poll();
 	test_kick_batch();
