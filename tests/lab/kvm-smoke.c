@@ -1,4 +1,5 @@
-/* kvm-smoke.c: prove /dev/kvm runs a guest: three real-mode instructions, one port write, one halt. */
+/* kvm-smoke.c: prove /dev/kvm runs a guest: three real-mode instructions, one port write, one halt;
+   and that KVM keeps the vCPU's TSC, which its TSC-deadline timer counts from. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/unit/tap.h"
@@ -94,6 +96,29 @@ static __attribute__((warn_unused_result)) int smoke_create(struct smoke *s)
 	return 0;
 }
 
+#define SMOKE_MSR_TSC 0x10u
+
+/* The vCPU's TSC as KVM itself computes it (KVM_GET_MSRS), or -errno. */
+static __attribute__((warn_unused_result)) int smoke_tsc(const struct smoke *s, uint64_t *tsc)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m;
+	int ret;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = 1;
+	m.e.index = SMOKE_MSR_TSC;
+	ret = smoke_ioctl(s->vcpu_fd, KVM_GET_MSRS, (uintptr_t)&m);
+	if (ret < 0)
+		return ret;
+	if (ret != 1)
+		return -EIO;
+	*tsc = m.e.data;
+	return 0;
+}
+
 /* Real mode, CS based at 0, execution starting at the code. */
 static __attribute__((warn_unused_result)) int smoke_set_regs(struct smoke *s)
 {
@@ -171,6 +196,24 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			printf("# creating the VM: %s\n", strerror(-ret));
 		TAP_CHECK(ret == 0, "create a VM with one page of memory and one vCPU");
+	}
+	if (ret == 0) {
+		/*
+		 * A KVM that took a TSC rate the CPU cannot scale to leaves the vCPU's scaling ratio at
+		 * 0: its own view of the guest's TSC then reads 0 for ever, and a TSC-deadline timer
+		 * fires minutes late (tests/lab/init, load_kvm, says when L1's KVM did).
+		 */
+		uint64_t tsc0 = 0, tsc1 = 0;
+		int err = smoke_tsc(&s, &tsc0);
+
+		if (!err) {
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			err = smoke_tsc(&s, &tsc1);
+		}
+		printf("# the vCPU's TSC as KVM sees it: %llu, 1 ms later %llu%s%s\n",
+		       (unsigned long long)tsc0, (unsigned long long)tsc1, err ? ": " : "",
+		       err ? strerror(-err) : "");
+		TAP_CHECK(!err && tsc0 != 0 && tsc1 > tsc0, "KVM's view of the vCPU's TSC advances");
 	}
 	if (ret == 0) {
 		ret = smoke_set_regs(&s);
