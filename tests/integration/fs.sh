@@ -219,6 +219,11 @@ if wait_output CAPS-READY; then
 	else
 		notok "SIGUSR2 state report: $end; $(echo "$rep" | head -c 800)"
 	fi
+	# A KVM that kept a TSC rate the CPU cannot scale to computes the guest's TSC as 0 and fires its
+	# TSC-deadline timers minutes late (tests/lab/README.md): the lab's guests then stall.
+	echo "$rep" | grep -q " vcpu 0 mp_state=.* tsc=[1-9]" &&
+		ok "the state report's vCPU TSC, as KVM computes it, is not 0" ||
+		notok "KVM computes the vCPU's TSC as 0: its TSC-deadline timer fires late; $(echo "$rep" | grep ' vcpu 0 mp_state')"
 else
 	notok "capabilities: the guest did not get ready $(show)"
 fi
