@@ -57,4 +57,31 @@ static inline off_t page_cache_prefix(int fd, off_t len)
 	return off < len ? off : 0;
 }
 
+/* The states a read test puts a file's first bytes in, one after the other. */
+enum page_cache_case { PAGE_CACHE_ALL, PAGE_CACHE_NONE, PAGE_CACHE_PREFIX, PAGE_CACHE_CASES };
+
+static inline const char *page_cache_case_name(enum page_cache_case c)
+{
+	static const char *const names[PAGE_CACHE_CASES] = { "all cached", "nothing cached",
+							     "a first part cached" };
+	return c < PAGE_CACHE_CASES ? names[c] : "?";
+}
+
+/* Put the first len bytes of fd's file in state c (all: leave them as they are after a write,
+   none: page_cache_drop, a first part: page_cache_prefix). False when they did not come out so:
+   the caller reports its check as skipped. */
+static inline bool page_cache_arrange(int fd, off_t len, enum page_cache_case c)
+{
+	switch (c) {
+	case PAGE_CACHE_ALL:
+		return true;
+	case PAGE_CACHE_NONE:
+		return page_cache_drop(fd, len);
+	case PAGE_CACHE_PREFIX:
+		return page_cache_prefix(fd, len) != 0;
+	default:
+		return false;
+	}
+}
+
 #endif

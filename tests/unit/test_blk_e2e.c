@@ -423,7 +423,6 @@ static void test_page_cache_reads(void)
 {
 	enum { PAGES = 32, LEN = PAGES * 4096 };
 	static uint8_t want[LEN];
-	static const char *const cases[] = { "all cached", "nothing cached", "a first part cached" };
 	struct disk d;
 	char spec[128];
 
@@ -433,26 +432,22 @@ static void test_page_cache_reads(void)
 			  posix_fadvise(file_fd, 0, 0, POSIX_FADV_RANDOM) == 0,
 		  "host writes the disk's first 32 pages");
 	TAP_CHECK(disk_open(&d, spec) == 0, "direct=off disk, two queues");
-	for (unsigned int k = 0; k < 3 && d.blk; k++) {
+	for (unsigned int k = 0; k < PAGE_CACHE_CASES && d.blk; k++) {
 		char what[160];
-		bool evicted = true;
 		struct io io;
 		uint32_t used = 0;
 
-		if (k == 1)
-			evicted = page_cache_drop(file_fd, LEN);
-		else if (k == 2)
-			evicted = page_cache_prefix(file_fd, LEN) != 0;
-		if (!evicted) {
+		if (!page_cache_arrange(file_fd, LEN, k)) {
 			snprintf(what, sizeof(what),
-				 "# SKIP READ, %s: the page cache keeps this file's pages", cases[k]);
+				 "# SKIP READ, %s: the page cache keeps this file's pages",
+				 page_cache_case_name(k));
 			TAP_CHECK(true, what);
 			continue;
 		}
 		io_prepare(&d, k % 2, &io, VIRTIO_BLK_T_IN, 0, LEN, 0, NULL);
 		memset(fake_ring_host(&d.rings[k % 2], io.data), 0, LEN);
 		snprintf(what, sizeof(what), "READ of 32 pages, %s: OK, every byte in place, used %u",
-			 cases[k], LEN + 1);
+			 page_cache_case_name(k), LEN + 1);
 		TAP_CHECK(io_run(&d, k % 2, &io, &used) == VIRTIO_BLK_S_OK && used == LEN + 1 &&
 				  !memcmp(fake_ring_host(&d.rings[k % 2], io.data), want, LEN),
 			  what);

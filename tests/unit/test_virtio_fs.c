@@ -148,7 +148,6 @@ static void test_flow(void)
 		uint32_t wsplit[] = { 16, 16 + 5000, 0 };
 		char host[128];
 		int fd;
-		bool evicted;
 
 		for (size_t i = 0; i < sizeof(want); i++)
 			want[i] = (unsigned char)(i * 29 + i / 4091);
@@ -157,19 +156,13 @@ static void test_flow(void)
 		TAP_CHECK(fd >= 0 && pwrite(fd, want, sizeof(want), 0) == (ssize_t)sizeof(want) &&
 				  posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) == 0,
 			  "hello.txt grows to 32 pages from the host");
-		static const char *const cases[] = { "all cached", "nothing cached", "a first part cached" };
-		for (int k = 0; k < 3 && fd >= 0; k++) {
+		for (int k = 0; k < PAGE_CACHE_CASES && fd >= 0; k++) {
 			char what[160];
 
-			if (k == 1)
-				evicted = page_cache_drop(fd, sizeof(want));
-			else if (k == 2)
-				evicted = page_cache_prefix(fd, sizeof(want)) != 0;
-			else
-				evicted = true;
-			if (!evicted) {
+			if (!page_cache_arrange(fd, sizeof(want), k)) {
 				snprintf(what, sizeof(what),
-					 "# SKIP READ, %s: the page cache keeps this file's pages", cases[k]);
+					 "# SKIP READ, %s: the page cache keeps this file's pages",
+					 page_cache_case_name(k));
 				TAP_CHECK(true, what);
 				continue;
 			}
@@ -177,7 +170,7 @@ static void test_flow(void)
 			len = fuse_mkreq(req, FUSE_READ, nodeid, &in, sizeof(in));
 			used = md_roundtrip(&drv, 1 + k % 2, req, len, NULL, sizeof(big), wsplit, big);
 			snprintf(what, sizeof(what), "READ of 32 pages at 100, %s: every byte in place",
-				 cases[k]);
+				 page_cache_case_name(k));
 			TAP_CHECK(used == (int64_t)(16 + sizeof(want) - 100) && bh->error == 0 &&
 					  bh->len == used && !memcmp(big + 16, want + 100, sizeof(want) - 100),
 				  what);
