@@ -114,6 +114,12 @@ static bool blk_aligned(const struct blk_dev *blk, const struct xfer *x)
 	return true;
 }
 
+/* The fd a READ/WRITE goes through: the page cache's when it is buffered or direct=off. */
+static int blk_rw_fd(const struct blk_dev *blk, const struct blk_io *io)
+{
+	return io->buffered ? blk->fd_buffered : blk->fd;
+}
+
 /* Queue the next readv/writev of a READ/WRITE from where the last one stopped. */
 static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
 {
@@ -121,7 +127,7 @@ static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_re
 	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
 	if (!sqe)
 		return false;
-	int fd = io->buffered ? blk->fd_buffered : blk->fd;
+	int fd = blk_rw_fd(blk, io);
 	if (io->xfer.is_write)
 		io_uring_prep_writev2(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset,
 				      blk->writethrough ? RWF_DSYNC : 0);
@@ -261,7 +267,7 @@ static int blk_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_re
 			return VQ_REQ_PENDING;
 		}
 		/* What the page cache holds, copied now; the rest goes on through the ring. */
-		if (!is_write && blk->read_nowait && (io->buffered || blk->fd == blk->fd_buffered) &&
+		if (!is_write && blk->read_nowait && blk_rw_fd(blk, io) == blk->fd_buffered &&
 		    !vq_worker_batching(w) && xfer_try_nowait(&io->xfer, blk->fd_buffered)) {
 			blk_finish_rw(w, vreq);
 			return VQ_REQ_PENDING;
