@@ -11,6 +11,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/x86/msr.h"
+
 /* Local APIC register offsets (Intel SDM vol. 3, table 11-1), in struct kvm_lapic_state's regs. */
 #define APIC_ID 0x20
 #define APIC_TPR 0x80
@@ -25,10 +27,6 @@
 #define APIC_TMICT 0x380
 #define APIC_TMCCT 0x390
 #define APIC_TDCR 0x3e0
-/* MSRs (SDM vol. 4). */
-#define MSR_TSC 0x10
-#define MSR_APIC_BASE 0x1b
-#define MSR_TSC_DEADLINE 0x6e0
 
 /* One line "ringvm-state: #SEQ ..." in one write(2), so lines of different threads never mix. */
 __attribute__((format(printf, 3, 4))) static void say(int fd, unsigned int seq, const char *fmt, ...)
@@ -100,9 +98,9 @@ static void vcpu_say_cpu(struct vcpu *v, unsigned int seq, int fd, uint64_t msr[
 	} m;
 	memset(&m, 0, sizeof(m));
 	m.hdr.nmsrs = 3;
-	m.e[0].index = MSR_TSC;
-	m.e[1].index = MSR_APIC_BASE;
-	m.e[2].index = MSR_TSC_DEADLINE; /* last: KVM stops at the first MSR it cannot read */
+	m.e[0].index = MSR_IA32_TSC;
+	m.e[1].index = MSR_IA32_APIC_BASE;
+	m.e[2].index = MSR_IA32_TSC_DEADLINE; /* last: KVM stops at the first MSR it cannot read */
 	*nr_msrs = ioctl(v->fd, KVM_GET_MSRS, &m);
 	for (int i = 0; i < 3; i++)
 		msr[i] = i < *nr_msrs ? m.e[i].data : 0;

@@ -7,27 +7,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/msr.h"
 #include "vmm/layout.h"
 
 /* CPUID bits we touch (Intel SDM vol. 2A, CPUID; AMD APM vol. 3). */
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 #define CPUID_1_EDX_HTT (1u << 28)
-
-/* MSRs (Intel SDM vol. 4). */
-#define MSR_IA32_SYSENTER_CS 0x174
-#define MSR_IA32_SYSENTER_ESP 0x175
-#define MSR_IA32_SYSENTER_EIP 0x176
-#define MSR_IA32_MISC_ENABLE 0x1a0
-#define MSR_IA32_MISC_ENABLE_FAST_STRING 1ULL
-#define MSR_MTRR_DEF_TYPE 0x2ff
-#define MSR_MTRR_ENABLE_WB ((1ULL << 11) | 6) /* MTRRs on, default type write-back */
-#define MSR_STAR 0xc0000081
-#define MSR_LSTAR 0xc0000082
-#define MSR_CSTAR 0xc0000083
-#define MSR_SYSCALL_MASK 0xc0000084
-#define MSR_KERNEL_GS_BASE 0xc0000102
-#define MSR_IA32_TSC 0x10
 
 /* Control register and EFER bits. */
 #define X86_CR0_PE 0x1ULL

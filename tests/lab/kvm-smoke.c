@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/x86/msr.h"
 #include "tests/unit/tap.h"
 
 #define SMOKE_MEM_BASE 0x1000u
@@ -96,8 +97,6 @@ static __attribute__((warn_unused_result)) int smoke_create(struct smoke *s)
 	return 0;
 }
 
-#define SMOKE_MSR_TSC 0x10u
-
 /* The vCPU's TSC as KVM itself computes it (KVM_GET_MSRS), or -errno. */
 static __attribute__((warn_unused_result)) int smoke_tsc(const struct smoke *s, uint64_t *tsc)
 {
@@ -109,7 +108,7 @@ static __attribute__((warn_unused_result)) int smoke_tsc(const struct smoke *s, 
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.nmsrs = 1;
-	m.e.index = SMOKE_MSR_TSC;
+	m.e.index = MSR_IA32_TSC;
 	ret = smoke_ioctl(s->vcpu_fd, KVM_GET_MSRS, (uintptr_t)&m);
 	if (ret < 0)
 		return ret;
