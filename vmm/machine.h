@@ -96,8 +96,8 @@ void vm_destroy(struct vm *vm);
 void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* vCPUs: create all (after memory and irqchip). 0 or -errno. */
-__attribute__((warn_unused_result)) int vcpus_create(struct vm *vm);
+/* vCPUs: create all (after memory and irqchip). 0 or -errno, with *why naming the step that failed. */
+__attribute__((warn_unused_result)) int vcpus_create(struct vm *vm, const char **why);
 
 /*
  * Start every vCPU thread; each confines itself with confine (NULL: not confined; the pointer must

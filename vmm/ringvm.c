@@ -287,11 +287,14 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	if (cfg->verbose)
 		fprintf(stderr, "ringvm: kernel command line: %s\n", cmdline);
 
-	ret = vcpus_create(&r->vm);
-	if (!ret)
+	why = "KVM_CREATE_VCPU";
+	ret = vcpus_create(&r->vm, &why);
+	if (!ret) {
+		why = "the boot vCPU's registers";
 		ret = arch_boot_vcpu(boot, r->vm.vcpus[0].fd);
+	}
 	if (ret) {
-		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s", strerror(-ret));
+		ret = errmsg(err, errlen, ret, "setting up vCPUs: %s: %s", why, strerror(-ret));
 		goto out;
 	}
 	if (cfg->gdb) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
 #include "vmm/gdb_stub.h"
 #include "vmm/machine.h"
 #include "vmm/seccomp.h"
@@ -25,8 +26,29 @@ static void vcpu_kick_handler(int sig)
 	(void)sig;
 }
 
-int vcpus_create(struct vm *vm)
+/* A vCPU whose TSC KVM does not run gets the host's rate (arch/x86/tsc.h); said once per VM. */
+static int vcpu_tsc_ensure(struct vcpu *v, bool *said, const char **why)
 {
+	struct x86_tsc_fix fix;
+	int ret = x86_tsc_ensure_running(v->fd, &fix);
+	if (fix.set && !*said) {
+		*said = true;
+		fprintf(stderr,
+			"ringvm: KVM gave vCPU %u a TSC rate it cannot run here (%u kHz; as when the kvm "
+			"module loaded before the host's TSC calibration was final, dmesg: \"user requested "
+			"TSC rate below hardware speed\"); the vCPUs run at the host's %u kHz\n",
+			v->index, fix.khz_kept, fix.khz_set);
+	}
+	if (ret)
+		*why = "KVM computes a vCPU's TSC as 0 even at the host's own rate: the guest's timers "
+		       "would never fire";
+	return ret;
+}
+
+int vcpus_create(struct vm *vm, const char **why)
+{
+	bool tsc_said = false;
+	*why = "out of memory";
 	vm->vcpus = calloc(vm->nr_cpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
 		return -ENOMEM;
@@ -36,15 +58,22 @@ int vcpus_create(struct vm *vm)
 		struct vcpu *v = &vm->vcpus[i];
 		v->vm = vm;
 		v->index = i;
+		*why = "KVM_CREATE_VCPU";
 		v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)i);
 		if (v->fd < 0)
 			return -errno;
+		*why = "mapping the vCPU's kvm_run";
 		v->run = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 		if (v->run == MAP_FAILED) {
 			v->run = NULL;
 			return -errno;
 		}
-		int ret = x86_cpuid_apply(v->fd, vm->cpuid, i, vm->nr_cpus);
+		/* Before the MSRs: their TSC write of 0 must be made at the rate the vCPU keeps. */
+		int ret = vcpu_tsc_ensure(v, &tsc_said, why);
+		if (ret)
+			return ret;
+		*why = "setting the vCPU's CPUID, MSRs and LAPIC";
+		ret = x86_cpuid_apply(v->fd, vm->cpuid, i, vm->nr_cpus);
 		if (!ret)
 			ret = x86_msrs_apply(v->fd);
 		if (!ret)

@@ -23,10 +23,10 @@ $(LAB_INITRAMFS): $(LAB_KERNEL)/version tests/lab/init tests/lab/modprobe tests/
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/lab/mkinitramfs.sh $(LAB_KERNEL) $@ >/dev/null
 
-$(B)/tests/kvm-smoke: tests/lab/kvm-smoke.c tests/unit/tap.h arch/x86/msr.h
+$(B)/tests/kvm-smoke: tests/lab/kvm-smoke.c tests/unit/tap.h arch/x86/tsc.c arch/x86/tsc.h arch/x86/msr.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/lab/kvm-smoke.c
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/lab/kvm-smoke.c arch/x86/tsc.c
 
 ALL_TARGETS += $(LAB_VMLINUX) $(LAB_INITRAMFS) $(B)/tests/kvm-smoke
 

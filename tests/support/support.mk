@@ -34,3 +34,11 @@ $(B)/tests/embed_signal: tests/support/embed_signal.c $(B)/libringvm.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 ALL_TARGETS += $(B)/tests/embed_signal
+
+# LD_PRELOAD into ringvm: a VM-wide TSC rate its host cannot run, set before the first vCPU
+# (tests/boot/state.py: ringvm must notice and mend it). Never sanitized: it loads before the runtime.
+$(B)/tests/tsc_skew.so: tests/support/tsc_skew.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+ALL_TARGETS += $(B)/tests/tsc_skew.so

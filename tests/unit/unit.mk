@@ -39,8 +39,9 @@ test_kconfig_SRCS := $(LIB_SRCS) tests/unit/test_kconfig.c
 UNIT_TESTS += lib
 test_lib_SRCS := $(LIB_SRCS) tests/unit/test_lib.c
 
-# arch/x86/: ACPI tables, AML, page walk, the debugger's registers.
-UNIT_TESTS += acpi aml pagewalk gdb_x86
+# arch/x86/: ACPI tables, AML, page walk, the debugger's registers, the vCPU's TSC (on /dev/kvm).
+UNIT_TESTS += acpi aml pagewalk gdb_x86 tsc
+test_tsc_SRCS := arch/x86/tsc.c tests/unit/test_tsc.c
 test_acpi_SRCS := arch/x86/acpi.c arch/x86/aml.c tests/unit/test_acpi.c
 test_aml_SRCS := arch/x86/aml.c tests/unit/test_aml.c
 test_pagewalk_SRCS := arch/x86/pagewalk.c vmm/guest_mem.c tests/unit/test_pagewalk.c
