@@ -287,7 +287,6 @@ static int ringvm_build(struct ringvm *r, const struct ringvm_config *cfg, char 
 	if (cfg->verbose)
 		fprintf(stderr, "ringvm: kernel command line: %s\n", cmdline);
 
-	why = "KVM_CREATE_VCPU";
 	ret = vcpus_create(&r->vm, &why);
 	if (!ret) {
 		why = "the boot vCPU's registers";

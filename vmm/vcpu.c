@@ -39,9 +39,11 @@ static int vcpu_tsc_ensure(struct vcpu *v, bool *said, const char **why)
 			"TSC rate below hardware speed\"); the vCPUs run at the host's %u kHz\n",
 			v->index, fix.khz_kept, fix.khz_set);
 	}
-	if (ret)
+	if (ret == -EIO)
 		*why = "KVM computes a vCPU's TSC as 0 even at the host's own rate: the guest's timers "
 		       "would never fire";
+	else if (ret)
+		*why = "reading or setting a vCPU's TSC rate (KVM_GET_MSRS, KVM_SET_TSC_KHZ)";
 	return ret;
 }
 

@@ -83,7 +83,7 @@ int files_prepare(const char *dir, uint64_t file_mb, uint32_t tree_files, unsign
 		err = write_pattern(path, 0, file_mb << 20);
 		/* Just written, its pages sit in the page cache in the large folios of the 1 MiB writes;
 		   every warm-up after an eviction (each O_DIRECT run makes one) reads them back by
-		   readahead, in smaller ones, and ext4's 4 KiB buffered write costs with the size of its
+		   readahead, in folios of other sizes, and ext4's 4 KiB buffered write costs with the size of its
 		   folio (README, "The page cache's state"). Evicted now, the first page-cache run finds
 		   the file as every later one does. */
 		if (!err)
