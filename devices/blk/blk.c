@@ -120,19 +120,15 @@ static int blk_rw_fd(const struct blk_dev *blk, const struct blk_io *io)
 	return io->buffered ? blk->fd_buffered : blk->fd;
 }
 
-/* Queue the next readv/writev of a READ/WRITE from where the last one stopped. */
+/* Queue the next piece of a READ/WRITE from where the last one stopped. */
 static bool blk_submit_rw(struct blk_dev *blk, struct vq_worker *w, struct vq_req *vreq)
 {
 	struct blk_io *io = vreq->priv;
 	struct io_uring_sqe *sqe = vq_worker_get_sqe(w, vreq);
 	if (!sqe)
 		return false;
-	int fd = blk_rw_fd(blk, io);
-	if (io->xfer.is_write)
-		io_uring_prep_writev2(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset,
-				      blk->writethrough ? RWF_DSYNC : 0);
-	else
-		io_uring_prep_readv(sqe, fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
+	xfer_prep_sqe(&io->xfer, sqe, blk_rw_fd(blk, io),
+		      io->xfer.is_write && blk->writethrough ? RWF_DSYNC : 0);
 	return true;
 }
 
@@ -363,13 +359,16 @@ static const struct virtio_dev_ops blk_dev_ops = {
 
 /*
  * Everything a blk queue's io_uring may do (devices/virtio/uring.h; the worker adds its eventfd READ
- * and ASYNC_CANCEL): READV/WRITEV for IN/OUT (WRITEV with RWF_DSYNC when the driver has no FLUSH),
- * FSYNC for FLUSH and for the data sync of a writethrough WRITE_ZEROES/DISCARD, FALLOCATE for
- * DISCARD (punch hole) and WRITE_ZEROES (zero range). No SQE flags. GET_ID is answered inline.
+ * and ASYNC_CANCEL): READV/WRITEV for IN/OUT, or READ/WRITE when the buffer is one piece
+ * (xfer_prep_sqe), writes with RWF_DSYNC when the driver has no FLUSH; FSYNC for FLUSH and for the
+ * data sync of a writethrough WRITE_ZEROES/DISCARD, FALLOCATE for DISCARD (punch hole) and
+ * WRITE_ZEROES (zero range). No SQE flags. GET_ID is answered inline.
  */
 static const uint8_t blk_ring_ops[] = {
 	IORING_OP_READV,
 	IORING_OP_WRITEV,
+	IORING_OP_READ,
+	IORING_OP_WRITE,
 	IORING_OP_FSYNC,
 	IORING_OP_FALLOCATE,
 };

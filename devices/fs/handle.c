@@ -158,8 +158,8 @@ struct fsh_handle *fsh_get(struct fsh_table *t, uint64_t fh, bool want_dir)
 
 	pthread_mutex_lock(&t->lock);
 	h = fsh_find(t, fh, want_dir);
-	if (h)
-		h->refs++;
+	if (h) /* in the table: the table's reference keeps refs >= 1 while we add ours */
+		__atomic_fetch_add(&h->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->lock);
 	return h;
 }
@@ -170,9 +170,9 @@ void fsh_put(struct fsh_table *t, struct fsh_handle *h)
 
 	if (!h)
 		return;
-	pthread_mutex_lock(&t->lock);
-	last = --h->refs == 0;
-	pthread_mutex_unlock(&t->lock);
+	/* No table lock: the last reference can only be dropped once fsh_release took h out of the
+	   table, so nobody can find h and take a new one meanwhile. */
+	last = __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0;
 	if (last)
 		fsh_end(t, h);
 }
@@ -192,8 +192,8 @@ int fsh_release(struct fsh_table *t, uint64_t fh, bool want_dir)
 	t->slots[slot] = NULL;
 	t->gens[slot]++;
 	t->used--;
-	last = --h->refs == 0;
 	pthread_mutex_unlock(&t->lock);
+	last = __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0; /* the table's reference */
 	if (last)
 		fsh_end(t, h);
 	return 0;

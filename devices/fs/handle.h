@@ -15,9 +15,11 @@
  * when the last user puts it. At most max_handles are open at once, and no more than the process-wide
  * fd budget allows (fs_budget.h; -ENFILE beyond).
  *
- * Locking: the table mutex protects slots, generations and refs. dir_lock serialises READDIR on one
- * directory handle (its file position is the readdir cursor); the guest kernel does that already, a
- * hostile guest sending the same fh on two queues is kept from racing us.
+ * Locking: the table mutex protects slots and generations. refs is atomic: taken (fsh_get) only
+ * under the mutex while the handle is in the table, dropped (fsh_put, after every READ and WRITE)
+ * without it. dir_lock serialises READDIR on one directory handle (its file position is the
+ * readdir cursor); the guest kernel does that already, a hostile guest sending the same fh on two
+ * queues is kept from racing us.
  */
 /*
  * A directory's read position, kept between READDIRs (under dir_lock): the getdents64 buffer and
@@ -40,7 +42,7 @@ struct fsh_handle {
 	bool is_dir;
 	uint8_t kind; /* enum fsh_kind: how its READs and WRITEs are made (fs_server.root_local) */
 	uint32_t gen;
-	unsigned int refs;
+	unsigned int refs; /* atomic */
 	bool parkable;         /* at its end, offer the fd to its inode (park) instead of closing it */
 	struct fsi_park park;  /* parkable: its key (immutable) */
 	pthread_mutex_t dir_lock;

@@ -110,10 +110,7 @@ static bool fs_submit_rw(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 
 	if (!sqe)
 		return false;
-	if (io->xfer.is_write)
-		io_uring_prep_writev(sqe, io->h->fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
-	else
-		io_uring_prep_readv(sqe, io->h->fd, io->xfer.iov, io->xfer.nr, io->xfer.offset);
+	xfer_prep_sqe(&io->xfer, sqe, io->h->fd, 0);
 	return true;
 }
 
@@ -407,14 +404,17 @@ static const struct vq_handler_ops fs_queue_ops = {
 
 /*
  * Everything a virtio-fs queue's io_uring may do (devices/virtio/uring.h; the worker adds its
- * eventfd READ and ASYNC_CANCEL): READV/WRITEV for FUSE_READ/FUSE_WRITE (fs_submit_rw), FSYNC for
- * FUSE_FSYNC/FUSE_FSYNCDIR (fs_start_fsync), CLOSE for the fds a FORGET or RELEASE drops
- * (fs_close.h). No SQE flags. Every other request is served inline by
- * system calls of the worker thread, which its seccomp filter sees.
+ * eventfd READ and ASYNC_CANCEL): READV/WRITEV for FUSE_READ/FUSE_WRITE (fs_submit_rw), or
+ * READ/WRITE when the guest's buffer is one piece (xfer_prep_sqe); FSYNC for FUSE_FSYNC/FUSE_FSYNCDIR
+ * (fs_start_fsync), CLOSE for the fds a FORGET or RELEASE drops (fs_close.h). No SQE flags. Every
+ * other request is served inline by system calls of the worker thread, which its seccomp filter
+ * sees.
  */
 static const uint8_t fs_ring_ops[] = {
 	IORING_OP_READV,
 	IORING_OP_WRITEV,
+	IORING_OP_READ,
+	IORING_OP_WRITE,
 	IORING_OP_FSYNC,
 	IORING_OP_CLOSE,
 };

@@ -8,6 +8,8 @@
 
 #include <linux/magic.h>
 
+#include <liburing.h>
+
 /* Drop the first n bytes of the iovecs in place: consumed entries, then leading empty ones. */
 static void xfer_iov_advance(struct iovec **iov, unsigned int *nr, size_t n)
 {
@@ -105,6 +107,21 @@ int xfer_move(const struct xfer *x, int fd, int flags)
 		return -errno;
 	/* One call moves at most what the iovecs hold (below 2^32 here: FS_MAX_IO, blk's 2^32 cap). */
 	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+void xfer_prep_sqe(const struct xfer *x, struct io_uring_sqe *sqe, int fd, int rw_flags)
+{
+	if (x->nr == 1 && x->is_write)
+		io_uring_prep_write(sqe, fd, x->iov[0].iov_base, (unsigned int)x->iov[0].iov_len,
+				    x->offset);
+	else if (x->nr == 1)
+		io_uring_prep_read(sqe, fd, x->iov[0].iov_base, (unsigned int)x->iov[0].iov_len,
+				   x->offset);
+	else if (x->is_write)
+		io_uring_prep_writev(sqe, fd, x->iov, x->nr, x->offset);
+	else
+		io_uring_prep_readv(sqe, fd, x->iov, x->nr, x->offset);
+	sqe->rw_flags = rw_flags;
 }
 
 enum xfer_step xfer_sync(struct xfer *x, int fd)

@@ -89,6 +89,14 @@ bool xfer_fd_local(int fd);
 int xfer_move(const struct xfer *x, int fd, int flags);
 
 /*
+ * Fill sqe with the transfer's next piece on fd, with rw_flags (RWF_*): a READ or WRITE when its
+ * buffers are one piece, a READV or WRITEV otherwise. A single buffer needs no iovec for io_uring to
+ * copy in and check (perf, 4 KiB cached reads at depth 64: ~2 % of the worker's time).
+ */
+struct io_uring_sqe;
+void xfer_prep_sqe(const struct xfer *x, struct io_uring_sqe *sqe, int fd, int rw_flags);
+
+/*
  * Move the next piece synchronously on the calling thread (preadv2/pwritev2 on fd) and account it:
  * for a file or kernel that refuses the operation through io_uring (-EOPNOTSUPP). Returns like
  * xfer_complete().
