@@ -267,9 +267,13 @@ run_attempt() {
 			return 0
 		fi
 	fi
-	# Writes start from a clean page cache: the last run's dirty pages under writeback made every
-	# write of the next run wait for the disk (one round's rates spanned 10k-107k IOPS).
-	[ "$wl" = randwrite ] && sync "$dir/data"
+	# A write run sets its own page cache (the driver's --cache pages): the file evicted, written
+	# over in 4 KiB pieces and written back, so every write run starts from clean pages in 4 KiB
+	# folios. Dirty pages left under writeback made every write of the next run wait for the disk
+	# (one round's rates spanned 10k-107k IOPS), and a 4 KiB write into the large folios readahead
+	# leaves costs ext4 about ten times a server's own work, for every server alike (README, "The page
+	# cache's state").
+	[ "$wl" = randwrite ] && cache=pages
 	if [ "$target" != host ]; then
 		pid=$(start_peer "$peer" "$cmd" "$dflag" "$jobs")
 		args+=(--socket "$sock" --cpu-pid "$pid")

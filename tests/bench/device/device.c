@@ -24,7 +24,7 @@ static const char usage[] =
 	"       device run --peer NAME --target fs|blk|host [--socket PATH] --file PATH\n"
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
-	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict] [--halt-poll-us N]\n"
+	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict|pages] [--halt-poll-us N]\n"
 	"              [--probe-cpu N [--mode-rtt-ns N] [--mode-wait-s S]]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
@@ -153,7 +153,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->cpu_pid = (pid_t)v;
 			break;
 		case 'C':
-			if (strcmp(optarg, "warm") && strcmp(optarg, "evict"))
+			if (strcmp(optarg, "warm") && strcmp(optarg, "evict") && strcmp(optarg, "pages"))
 				return bad("--cache", optarg);
 			o->cache = optarg;
 			break;
@@ -308,8 +308,9 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
 	if (o->mode_rtt_ns)
 		printf("\"mode_rtt_ns\":%lu,\"mode_waited_s\":%.2f,", o->mode_rtt_ns, o->mode_waited_s);
-	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"resident_after\":%.3f}\n",
-	       b->request_queues, b->fuse_minor, b->tag, resident);
+	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"cache\":\"%s\","
+	       "\"resident_after\":%.3f}\n",
+	       b->request_queues, b->fuse_minor, b->tag, o->cache ? o->cache : "as found", resident);
 }
 
 static int run(struct opts *o)
@@ -334,7 +335,9 @@ static int run(struct opts *o)
 	b->file_size = (uint64_t)st.st_size;
 	if (b->file_size < b->bs * 2ull * b->jobs)
 		return bad("--file (too small for the request size)", b->file);
-	if (o->cache && (!strcmp(o->cache, "warm") ? files_warm(b->file) : files_evict(b->file)))
+	if (o->cache && (!strcmp(o->cache, "warm")    ? files_warm(b->file)
+			 : !strcmp(o->cache, "pages") ? files_rewrite_pages(b->file)
+						      : files_evict(b->file)))
 		return 1;
 	dma = hold_dma_latency();
 	/* Before the back-end is connected: its CPU is idle, and the run does not feel the probe. */

@@ -15,6 +15,8 @@
 #include "tests/bench/device/workload.h"
 
 #define CHUNK (1u << 20)
+/* files_rewrite_pages' write size: one page, so the page cache holds the file in 4 KiB folios. */
+#define PAGE_PIECE 4096u
 
 static int say(int err, const char *path)
 {
@@ -22,11 +24,12 @@ static int say(int err, const char *path)
 	return err;
 }
 
-/* Write size bytes of file id's pattern into path (created or truncated). */
-static int write_pattern(const char *path, uint32_t id, uint64_t size)
+/* Write size bytes of file id's pattern into path, piece bytes per pwrite (a divisor of CHUNK);
+   created or truncated with `truncate`, else written over in place. Written back before it returns. */
+static int write_pattern(const char *path, uint32_t id, uint64_t size, uint32_t piece, bool truncate)
 {
 	uint8_t *buf = malloc(CHUNK);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), err = 0;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | (truncate ? O_CREAT | O_TRUNC : 0), 0644), err = 0;
 
 	if (fd < 0 || !buf) {
 		err = fd < 0 ? -errno : -ENOMEM;
@@ -36,8 +39,12 @@ static int write_pattern(const char *path, uint32_t id, uint64_t size)
 		uint32_t n = size - off < CHUNK ? (uint32_t)(size - off) : CHUNK;
 
 		pattern_fill(buf, id, off, n);
-		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n)
-			err = -EIO;
+		for (uint32_t done = 0; done < n && !err; done += piece) {
+			uint32_t k = n - done < piece ? n - done : piece;
+
+			if (pwrite(fd, buf + done, k, (off_t)(off + done)) != (ssize_t)k)
+				err = -EIO;
+		}
 	}
 	if (!err && fsync(fd))
 		err = -errno;
@@ -80,12 +87,11 @@ int files_prepare(const char *dir, uint64_t file_mb, uint32_t tree_files, unsign
 
 	snprintf(path, sizeof(path), "%s/%s", dir, DATA_NAME);
 	if (!err && !looks_right(path, 0, file_mb << 20)) {
-		err = write_pattern(path, 0, file_mb << 20);
+		err = write_pattern(path, 0, file_mb << 20, CHUNK, true);
 		/* Just written, its pages sit in the page cache in the large folios of the 1 MiB writes;
 		   every warm-up after an eviction (each O_DIRECT run makes one) reads them back by
-		   readahead, in folios of other sizes, and ext4's 4 KiB buffered write costs with the size of its
-		   folio (README, "The page cache's state"). Evicted now, the first page-cache run finds
-		   the file as every later one does. */
+		   readahead, in folios of other sizes. Evicted now, the first page-cache read run finds
+		   the file as every later one does; a write run sets its own (files_rewrite_pages). */
 		if (!err)
 			err = files_evict(path);
 	}
@@ -102,7 +108,7 @@ int files_prepare(const char *dir, uint64_t file_mb, uint32_t tree_files, unsign
 			err = mkdir_p(path);
 		snprintf(path, sizeof(path), "%s/%s/%s/%s", dir, TREE_NAME, dname, name);
 		if (!err && !looks_right(path, i + 1, TREE_FILE_BYTES))
-			err = write_pattern(path, i + 1, TREE_FILE_BYTES);
+			err = write_pattern(path, i + 1, TREE_FILE_BYTES, CHUNK, true);
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, UNTAR_NAME);
 	if (!err)
@@ -160,6 +166,18 @@ int files_evict(const char *path)
 		err = -errno;
 	close(fd);
 	return err ? say(err, path) : 0;
+}
+
+int files_rewrite_pages(const char *path)
+{
+	struct stat st;
+	int err = files_evict(path);
+
+	if (err)
+		return err;
+	if (stat(path, &st))
+		return say(-errno, path);
+	return write_pattern(path, 0, (uint64_t)st.st_size, PAGE_PIECE, false);
 }
 
 double files_resident(const char *path)
