@@ -86,9 +86,11 @@ test_fs_hang_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) $(FS_DEV_SRCS) $(VIRTIO_SRCS) 
 	tests/unit/test_fs_hang.c
 
 # devices/fs: the FUSE decoder and server, its policies and limits, the device.
-UNIT_TESTS += fuse_decode fs_server virtio_fs fs_policy fs_mounts fs_limits fs_confined
+UNIT_TESTS += fuse_decode fs_server fs_handle virtio_fs fs_policy fs_mounts fs_limits fs_confined
 test_fuse_decode_SRCS := devices/fs/fuse_decode.c tests/unit/test_fuse_decode.c
 test_fs_server_SRCS := $(FS_CORE_SRCS) tests/unit/test_fs_server.c
+# The handle table's references under threads: a handle released while readers hold it.
+test_fs_handle_SRCS := $(FS_CORE_SRCS) tests/unit/test_fs_handle.c
 test_fs_policy_SRCS := $(SPEC_SRCS) $(FS_CORE_SRCS) devices/fs/fs_config.c tests/support/fs_call.c \
 	tests/unit/test_fs_policy.c
 test_fs_mounts_SRCS := $(FS_CORE_SRCS) tests/support/fs_call.c tests/unit/test_fs_mounts.c
