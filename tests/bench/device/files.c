@@ -15,7 +15,7 @@
 #include "tests/bench/device/workload.h"
 
 #define CHUNK (1u << 20)
-/* files_rewrite_pages' write size: one page, so the page cache holds the file in 4 KiB folios. */
+/* files_rewrite_pages' write size: 4 KiB writes leave the file in the page cache in 4 KiB folios. */
 #define PAGE_PIECE 4096u
 
 static int say(int err, const char *path)
@@ -24,8 +24,8 @@ static int say(int err, const char *path)
 	return err;
 }
 
-/* Write size bytes of file id's pattern into path, piece bytes per pwrite (a divisor of CHUNK);
-   created or truncated with `truncate`, else written over in place. Written back before it returns. */
+/* Write size bytes of file id's pattern into path, at most piece bytes per pwrite; created or
+   truncated with `truncate`, else written over in place. Written back before it returns. */
 static int write_pattern(const char *path, uint32_t id, uint64_t size, uint32_t piece, bool truncate)
 {
 	uint8_t *buf = malloc(CHUNK);
