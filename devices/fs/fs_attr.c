@@ -133,9 +133,7 @@ int fs_op_setattr(struct fs_server *s, const struct fuse_req *r, struct fsi_inod
 			}
 		}
 		if (in->valid & FATTR_KILL_SUIDGID) {
-			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd);
-			if (!err)
-				err = fs_kill_sgid_of_stranger(s, ino->fd, r->hdr.uid, r->hdr.gid);
+			err = fs_kill_priv(fd >= 0 ? fd : tmp_fd, r->hdr.gid);
 			if (err)
 				goto out;
 		}

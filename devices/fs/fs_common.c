@@ -291,22 +291,26 @@ int fs_kill_sgid_of_stranger(struct fs_server *s, int fd, uint32_t uid, uint32_t
 	return fchmodat(s->proc_fd, n.s, st.st_mode & 07777 & ~(mode_t)S_ISGID, 0) < 0 ? -errno : 0;
 }
 
-int fs_kill_priv(int fd)
+int fs_kill_priv(int fd, uint32_t gid)
 {
 	struct stat st;
+	mode_t was, m;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	/* Like the kernel's setattr_should_drop_suidgid(): setuid always, setgid only with group
-	   execute (without it, setgid means mandatory locking and is kept). */
-	if ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
-		mode_t m = st.st_mode & 07777 & ~(mode_t)S_ISUID;
-
-		if (m & S_IXGRP)
+	/* Like the kernel's setattr_should_drop_suidgid() for a caller without CAP_FSETID: setuid
+	   always; setgid with group execute, or without it (the old mandatory locking mark, kept
+	   for the file's group) when the caller is outside the file's group. One fstat and at most
+	   one fchmod. */
+	was = st.st_mode & 07777;
+	m = was;
+	if (S_ISREG(st.st_mode)) {
+		m &= ~(mode_t)S_ISUID;
+		if ((m & S_IXGRP) || st.st_gid != gid)
 			m &= ~(mode_t)S_ISGID;
-		if (fchmod(fd, m) < 0)
-			return -errno;
 	}
+	if (m != was && fchmod(fd, m) < 0)
+		return -errno;
 	/* Removing needs CAP_SETFCAP even when there is nothing to remove, so an unprivileged
 	   ringvm would fail every such write: look first (a capability set meanwhile by someone
 	   else is their race, as it is for the kernel's own check). */

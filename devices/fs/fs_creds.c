@@ -31,9 +31,30 @@
  */
 #define FS_CREDS_CAPS                                                                              \
 	((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_FOWNER) | (1u << CAP_FSETID))
+#define FS_CREDS_FSETID (1u << CAP_FSETID)
 
+/*
+ * CAP_FSETID and a guest writer without it. Linux asks us to kill setuid, setgid and
+ * security.capability before such a writer's data lands (FUSE_WRITE_KILL_SUIDGID). The host
+ * kernel does exactly that inside the write when the writing thread lacks CAP_FSETID and acts as
+ * the caller (its fsgid decides setgid without group execute), and for nothing when there is
+ * nothing to kill (it remembers that per inode). Done by hand it is an fstat and an fgetxattr per
+ * WRITE, ~40 % of a 4 KiB cached write's time here. So such a write made on this thread drops
+ * CAP_FSETID from its effective set and leaves it dropped while such writes keep coming: a stream
+ * of them costs no system call. Everything else takes it back first: every request that enters
+ * credentials (fs_creds_enter: chmod, create and truncate keep setgid by it) and every write
+ * without the flag. io_uring runs a request with the credentials of its submit, which comes after
+ * the worker has queued a whole slice; so while any write of this thread is queued on its ring
+ * (fs_ring_writes), a write made here does not drop CAP_FSETID (a queued write would run without
+ * it) and the caller kills by hand.
+ */
 static __thread int fs_thread_ready;
 static __thread uint32_t fs_cur_uid, fs_cur_gid;
+static __thread bool fs_fsetid_dropped; /* CAP_FSETID out of the effective set, by us */
+static __thread unsigned int fs_ring_writes; /* this thread's writes queued on its ring */
+/* This thread's capability sets as we last read or set them; stale after any setfsuid. */
+static __thread struct __user_cap_data_struct fs_caps[_LINUX_CAPABILITY_U32S_3];
+static __thread bool fs_caps_known;
 
 int fs_thread_prepare(struct fs_server *s)
 {
@@ -55,23 +76,27 @@ int fs_thread_prepare(struct fs_server *s)
 	return 0;
 }
 
-/* Raise FS_CREDS_CAPS (those we are permitted) in this thread's effective set. */
-static int fs_creds_raise_caps(void)
+/* Raise `raise` (those we are permitted) and lower `lower` in this thread's effective set. */
+static int fs_caps_effective(uint32_t raise, uint32_t lower)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 
-	if (syscall(SYS_capget, &hdr, d) < 0)
+	if (!fs_caps_known && syscall(SYS_capget, &hdr, fs_caps) < 0)
 		return -errno;
-	d[0].effective |= FS_CREDS_CAPS & d[0].permitted;
+	fs_caps_known = true;
+	fs_caps[0].effective = (fs_caps[0].effective | (raise & fs_caps[0].permitted)) & ~lower;
 	/* pid 0: this thread only (capabilities are per thread, like fsuid). */
-	if (syscall(SYS_capset, &hdr, d) < 0)
+	if (syscall(SYS_capset, &hdr, fs_caps) < 0) {
+		fs_caps_known = false;
 		return -errno;
+	}
 	return 0;
 }
 
-int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid)
+/* Act as uid:gid, with CAP_FSETID or without it (fsetid). */
+static int fs_creds_switch(struct fs_server *s, uint32_t uid, uint32_t gid, bool fsetid)
 {
+	uint32_t fsetid_off = fsetid ? 0 : FS_CREDS_FSETID;
 	int err;
 
 	if (!s->as_root)
@@ -88,19 +113,58 @@ int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid)
 	}
 	if (uid != fs_cur_uid) {
 		syscall(SYS_setfsuid, uid);
+		fs_caps_known = false;
 		if ((uint32_t)syscall(SYS_setfsuid, -1) != uid)
 			return -EPERM;
-		/* From 0 to another uid the kernel dropped the filesystem capabilities (between two
-		   other uids it leaves them; back to 0 it restores them all). */
 		if (fs_cur_uid == 0) {
-			err = fs_creds_raise_caps();
+			/* From 0 to another uid the kernel dropped the filesystem capabilities
+			   (between two other uids it leaves them). */
+			err = fs_caps_effective(FS_CREDS_CAPS & ~fsetid_off, fsetid_off);
 			if (err) {
 				syscall(SYS_setfsuid, 0); /* a known state: 0, every capability back */
 				fs_cur_uid = 0;
+				fs_fsetid_dropped = false;
 				return err;
 			}
+			fs_fsetid_dropped = !fsetid;
+		} else if (uid == 0) {
+			/* Back to 0 it restored every permitted one, CAP_FSETID too. */
+			fs_fsetid_dropped = false;
 		}
 		fs_cur_uid = uid;
 	}
+	if (fs_fsetid_dropped == !fsetid)
+		return 0;
+	err = fs_caps_effective(FS_CREDS_FSETID & ~fsetid_off, fsetid_off);
+	if (err)
+		return err;
+	fs_fsetid_dropped = !fsetid;
 	return 0;
+}
+
+int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid)
+{
+	return fs_creds_switch(s, uid, gid, true);
+}
+
+int fs_creds_fsetid_keep(struct fs_server *s)
+{
+	if (!fs_fsetid_dropped)
+		return 0;
+	return fs_creds_switch(s, fs_cur_uid, fs_cur_gid, true);
+}
+
+int fs_creds_write_here(struct fs_server *s, uint32_t uid, uint32_t gid, bool kill)
+{
+	int err;
+
+	if (!kill || !s->as_root || fs_ring_writes)
+		return fs_creds_fsetid_keep(s);
+	err = fs_creds_switch(s, uid, gid, false);
+	return err ? err : FS_CREDS_KERNEL_KILLS;
+}
+
+void fs_creds_ring_writes(int delta)
+{
+	fs_ring_writes += (unsigned int)delta;
 }

@@ -211,8 +211,8 @@ int fs_op_rename(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
  * is that very inode opened through /proc/self/fd: a FIFO or a device is never opened on the host,
  * and a name swapped meanwhile cannot redirect the open. Returns the fd or -errno.
  */
-static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const char *name,
-			      int flags, uint32_t open_flags)
+static int fs_create_existing(struct fs_server *s, const struct fuse_req *r,
+			      struct fsi_inode *dir, int flags)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -222,7 +222,7 @@ static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const 
 	struct stat st;
 	int pfd, fd, err = 0;
 
-	pfd = (int)syscall(SYS_openat2, dir->fd, name, &how, sizeof(how));
+	pfd = (int)syscall(SYS_openat2, dir->fd, r->name, &how, sizeof(how));
 	if (pfd < 0)
 		return -errno;
 	if (fstat(pfd, &st) < 0)
@@ -242,8 +242,8 @@ static int fs_create_existing(struct fs_server *s, struct fsi_inode *dir, const 
 	fd = openat(s->proc_fd, n.s, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
 	err = fd < 0 ? -errno : 0;
 	close(pfd);
-	if (!err && (flags & O_TRUNC) && (open_flags & FUSE_OPEN_KILL_SUIDGID))
-		err = fs_kill_priv(fd);
+	if (!err && (flags & O_TRUNC) && (r->in.create.open_flags & FUSE_OPEN_KILL_SUIDGID))
+		err = fs_kill_priv(fd, r->hdr.gid);
 	if (err && fd >= 0)
 		close(fd);
 	return err ? err : fd;
@@ -299,7 +299,7 @@ int fs_op_create(struct fs_server *s, const struct fuse_req *r, struct fsi_inode
 	err = fd < 0 ? -errno : 0;
 	fs_umask_leave(s);
 	if (err == -EEXIST && !(in->flags & O_EXCL))
-		fd = fs_create_existing(s, dir, r->name, flags, in->open_flags);
+		fd = fs_create_existing(s, r, dir, flags);
 	else if (err)
 		return err;
 	if (fd < 0)

@@ -81,7 +81,7 @@ int fs_op_open(struct fs_server *s, const struct fuse_req *r, struct fsi_inode *
 		return fd;
 	err = fs_clear_nonblock(fd, flags);
 	if (!err && (flags & O_TRUNC) && (r->in.open.open_flags & FUSE_OPEN_KILL_SUIDGID))
-		err = fs_kill_priv(fd);
+		err = fs_kill_priv(fd, r->hdr.gid);
 	if (err) {
 		close(fd);
 		return err;
@@ -230,20 +230,6 @@ int fs_io_begin(struct fs_server *s, const struct fuse_req *r, struct fsh_handle
 	h = fsh_get(&s->handles, is_write ? r->in.write.fh : r->in.read.fh, false);
 	if (!h)
 		return -EBADF;
-	if (is_write && (r->in.write.write_flags & FUSE_WRITE_KILL_SUIDGID)) {
-		/* The writer lacks CAP_FSETID in the guest: drop the bits before the data lands. As
-		   root we clear them with our own identity (the caller may not own the file). */
-		err = fs_creds_enter(s, 0, 0);
-		if (!err)
-			err = fs_kill_priv(h->fd);
-		/* fs_kill_priv() leaves setgid without group execute alone; a stranger's write kills it. */
-		if (!err)
-			err = fs_kill_sgid_of_stranger(s, h->fd, r->hdr.uid, r->hdr.gid);
-		if (err) {
-			fsh_put(&s->handles, h);
-			return err;
-		}
-	}
 	*hp = h;
 	return 0;
 }
@@ -251,6 +237,32 @@ int fs_io_begin(struct fs_server *s, const struct fuse_req *r, struct fsh_handle
 void fs_io_end(struct fs_server *s, struct fsh_handle *h)
 {
 	fsh_put(&s->handles, h);
+}
+
+int fs_write_prepare(struct fs_server *s, const struct fuse_req *r, const struct fsh_handle *h,
+		     bool here)
+{
+	bool kill = r->in.write.write_flags & FUSE_WRITE_KILL_SUIDGID;
+	int err = here ? fs_creds_write_here(s, r->hdr.uid, r->hdr.gid, kill) : fs_creds_fsetid_keep(s);
+
+	if (err < 0)
+		return err;
+	if (!kill || err == FS_CREDS_KERNEL_KILLS)
+		return 0;
+	/* The writer lacks CAP_FSETID in the guest and the host kernel will not see it: drop the
+	   bits before the data lands. No identity switch: the filesystem capabilities this thread
+	   holds under any fsuid (fs_creds.c) change the mode of a file the caller does not own. */
+	return fs_kill_priv(h->fd, r->hdr.gid);
+}
+
+void fs_write_queued(void)
+{
+	fs_creds_ring_writes(1);
+}
+
+void fs_write_ended(void)
+{
+	fs_creds_ring_writes(-1);
 }
 
 /*
@@ -296,6 +308,11 @@ int fs_op_write(struct fs_server *s, const struct fuse_req *r, const void *reqbu
 	err = fs_io_begin(s, r, &h);
 	if (err)
 		return err;
+	err = fs_write_prepare(s, r, h, true);
+	if (err) {
+		fs_io_end(s, h);
+		return err;
+	}
 	/* pwritev2 only reads it; struct iovec has no const. */
 	iov.iov_base = (void *)(uintptr_t)((const char *)reqbuf + r->write_off);
 	iov.iov_len = r->in.write.size;

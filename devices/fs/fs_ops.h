@@ -138,17 +138,22 @@ static inline mode_t fs_policy_mode(const struct fs_server *s, mode_t type, mode
 	return mode;
 }
 
-/* Clear setuid, setgid (if group-executable) and security.capability, as the kernel does on a
-   write/truncate by someone without CAP_FSETID (FUSE_HANDLE_KILLPRIV_V2). fd: a real open fd. */
-__attribute__((warn_unused_result)) int fs_kill_priv(int fd);
+/*
+ * What the kernel does on a write or truncate by a caller without CAP_FSETID, which the guest leaves
+ * to us (FUSE_HANDLE_KILLPRIV_V2): clear setuid, setgid (with group execute, or without it when
+ * the caller's group gid, the request's, is not the file's: Linux's rule for anyone without
+ * CAP_FSETID, root included) and security.capability. fd: a real open fd on a regular file; runs
+ * with this thread's filesystem capabilities, whoever owns the file.
+ */
+__attribute__((warn_unused_result)) int fs_kill_priv(int fd, uint32_t gid);
 
 /*
- * The setgid kill that fs_kill_priv() and a capable chown leave out: setgid without group execute,
- * which Linux (since 6.2, and in 6.1.y) also kills when the caller (uid, gid: the request's) is
- * outside the file's group and lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a
- * member through a supplementary group loses the bit as well: the safe way to err (a setgid file
- * others may run must not keep it after a stranger's change). A root caller keeps it. fd: any fd on
- * the inode (O_PATH too); only a regular file is changed.
+ * The setgid kill that a capable chown leaves out: setgid without group execute, which Linux
+ * (since 6.2, and in 6.1.y) also kills when the caller (uid, gid: the request's) is outside the
+ * file's group and lacks CAP_FSETID. FUSE tells us only the caller's primary group, so a member
+ * through a supplementary group loses the bit as well: the safe way to err (a setgid file others
+ * may run must not keep it after a stranger's change). A root caller keeps it. fd: any fd on the
+ * inode (O_PATH too); only a regular file is changed.
  */
 __attribute__((warn_unused_result)) int fs_kill_sgid_of_stranger(struct fs_server *s, int fd,
 								 uint32_t uid, uint32_t gid);
@@ -230,7 +235,23 @@ static inline enum fsh_kind fs_file_kind(const struct fs_server *s, dev_t dev, i
 	return flags & (O_DIRECT | O_SYNC | O_DSYNC) ? FSH_FILE_LOCAL_DIRECT : FSH_FILE_LOCAL;
 }
 
-/* Per-request credentials (fs_creds.c): act as the request's uid/gid when root. */
+/* Per-request credentials (fs_creds.c): act as the request's uid/gid when root, with CAP_FSETID. */
 __attribute__((warn_unused_result)) int fs_creds_enter(struct fs_server *s, uint32_t uid, uint32_t gid);
+
+/* CAP_FSETID back in this thread's effective set if a write dropped it (any identity kept). */
+__attribute__((warn_unused_result)) int fs_creds_fsetid_keep(struct fs_server *s);
+
+/*
+ * Before a WRITE by uid:gid made now by a system call of this thread; kill: the writer lacks
+ * CAP_FSETID (FUSE_WRITE_KILL_SUIDGID). Returns FS_CREDS_KERNEL_KILLS when the thread now acts as
+ * uid:gid without CAP_FSETID, so the host kernel kills inside the write; 0 when the caller must
+ * kill by hand (not root, or writes of this thread queued on its ring); or -errno.
+ */
+#define FS_CREDS_KERNEL_KILLS 1
+__attribute__((warn_unused_result)) int fs_creds_write_here(struct fs_server *s, uint32_t uid,
+							    uint32_t gid, bool kill);
+
+/* This thread's writes queued on its io_uring: +1 when one is queued, -1 when it ends. */
+void fs_creds_ring_writes(int delta);
 
 #endif

@@ -116,14 +116,26 @@ size_t fs_reply_error(void *out, uint64_t unique, int err);
 
 /*
  * The data path, for callers that move the bytes themselves (io_uring on guest memory):
- * fs_io_begin checks READ/WRITE (handle, session, readonly, size <= FS_MAX_IO), applies the
- * write's kill-suid/sgid request, and returns the open handle with a reference in *h; the caller
- * does the I/O on (*h)->fd at the request's offset, then fs_io_end(h). Returns 0 or -errno (the
- * reply's error). Any thread.
+ * fs_io_begin checks READ/WRITE (handle, session, readonly, size <= FS_MAX_IO) and returns the
+ * open handle with a reference in *h; for a WRITE the caller then calls fs_write_prepare. The
+ * caller does the I/O on (*h)->fd at the request's offset, then fs_io_end(h). Returns 0 or -errno
+ * (the reply's error). Any thread.
  */
 __attribute__((warn_unused_result)) int fs_io_begin(struct fs_server *s, const struct fuse_req *r,
 						    struct fsh_handle **h);
 void fs_io_end(struct fs_server *s, struct fsh_handle *h);
+
+/*
+ * Before a WRITE's bytes move: its kill of setuid/setgid (FUSE_WRITE_KILL_SUIDGID), and this
+ * thread's CAP_FSETID as the write needs it (fs_creds.c says why). here: the write is made now by
+ * a system call of this thread; otherwise it is queued on this thread's io_uring, and the caller
+ * calls fs_write_queued() once its SQE is queued and fs_write_ended() when the request ends.
+ * Returns 0 or -errno (the reply's error). Caller: the thread that makes or queues the write.
+ */
+__attribute__((warn_unused_result)) int fs_write_prepare(struct fs_server *s, const struct fuse_req *r,
+							 const struct fsh_handle *h, bool here);
+void fs_write_queued(void);
+void fs_write_ended(void);
 
 /* Per-thread setup for a worker: own umask (0) and cwd (unshare CLONE_FS), no supplementary groups
    when root. The virtio-fs queue workers run it when they are created, before their seccomp filter

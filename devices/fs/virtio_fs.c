@@ -67,6 +67,7 @@ struct fs_io {
 	uint64_t unique;
 	uint32_t opcode;
 	struct fsh_handle *h;
+	bool queued_write;   /* a WRITE counted by fs_write_queued() until it ends */
 	struct xfer xfer;    /* READ/WRITE: the transfer, its buffers inside vq_req.io_iov */
 	struct vq_writer wr; /* positioned at the reply header */
 };
@@ -128,6 +129,10 @@ static void fs_io_finish(struct virtio_fs *fs, struct vq_worker *w, struct vq_re
 
 	fs_io_end(&fs->srv, io->h);
 	io->h = NULL;
+	if (io->queued_write) {
+		fs_write_ended();
+		io->queued_write = false;
+	}
 	if (err && (io->opcode != FUSE_WRITE || io->xfer.done == 0)) {
 		fs_finish_error(w, vreq, &io->wr, io->unique, err);
 		return;
@@ -222,11 +227,18 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 	struct fs_io *io = vreq->priv;
 	struct vq_reader rd;
 	unsigned int nr;
+	bool here;
 	int err;
 
 	err = fs_io_begin(&fs->srv, r, &io->h);
 	if (err) {
 		fs_finish_error(w, vreq, &io->wr, io->unique, err);
+		return VQ_REQ_PENDING;
+	}
+	here = fs_io_inline(w, io->h, true);
+	err = fs_write_prepare(&fs->srv, r, io->h, here);
+	if (err) {
+		fs_io_finish(fs, w, vreq, err);
 		return VQ_REQ_PENDING;
 	}
 	vq_reader_init(&rd, &vreq->chain);
@@ -240,7 +252,7 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 		fs_io_finish(fs, w, vreq, 0);
 		return VQ_REQ_PENDING;
 	}
-	if (fs_io_inline(w, io->h, true)) {
+	if (here) {
 		while (xfer_sync(&io->xfer, io->h->fd) == XFER_MORE) {
 		}
 		fs_io_finish(fs, w, vreq, io->xfer.error);
@@ -251,6 +263,8 @@ static int fs_start_write(struct virtio_fs *fs, struct vq_worker *w, struct vq_r
 		io->h = NULL;
 		return VQ_REQ_BUSY;
 	}
+	fs_write_queued();
+	io->queued_write = true;
 	return VQ_REQ_PENDING;
 }
 
@@ -318,6 +332,7 @@ static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req
 	err = fuse_decode(sc->in, have, total, &ctx, &r);
 	io->unique = hdr.unique;
 	io->opcode = hdr.opcode;
+	io->queued_write = false;
 	if (err) {
 		if (fuse_opcode_no_reply(hdr.opcode))
 			vq_worker_done(w, vreq, 0);

@@ -65,6 +65,7 @@ void cf_fixtures(void)
 	cf_fix_file("usuid", 04766, CF_UID, CF_GID, "user-suid");
 	cf_fix_file("suidchown", 04755, 0, 0, "suid-chown");
 	cf_fix_file("sgidnxtr", 02767, 0, 0, "sgid-no-group-exec-truncate");
+	cf_fix_file("sgidnxotr", 02767, 0, 0, "sgid-no-group-exec-open-truncate");
 	cf_fix_file("sgidown", 02745, CF_UID, CF_OTHER_GID, "own-sgid-other-group");
 	cf_fix_file("sgidmember", 02767, 0, CF_GID, "sgid-primary-group");
 	cf_fix_file("sgidsupp", 02767, 0, CF_SUPP_GID, "sgid-supplementary-group");
@@ -232,6 +233,9 @@ static void cf_cross_kill(void)
 	cf_write_byte("write-keeps-setgid-no-group-exec", "sgidnx");
 	CFS("truncate-clears-setuid", truncate("suidtr", 1), "suidtr");
 	CFS("truncate-clears-setgid-no-group-exec-not-member", truncate("sgidnxtr", 1), "sgidnxtr");
+	fd = open("sgidnxotr", O_WRONLY | O_TRUNC);
+	CFS("open-trunc-clears-setgid-no-group-exec-not-member", fd, "sgidnxotr");
+	cf_close_fd(fd);
 	CFS("owner-chown-nothing-setgid-no-group-exec-not-member", chown("sgidown", (uid_t)-1, (gid_t)-1),
 	    "sgidown");
 	cf_write_byte("write-keeps-setgid-no-group-exec-primary-member", "sgidmember");

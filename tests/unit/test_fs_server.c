@@ -866,6 +866,112 @@ static void test_creds(void)
 		TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &tr, sizeof(tr)) == 0 &&
 				  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
 			  "truncate with KILL_SUIDGID by a stranger: setgid without group exec killed");
+		/* WRITE and OPEN/CREATE with O_TRUNC of root's file by 1234, who owns nothing here:
+		   the kill is done with the thread's capabilities, with no switch to root. */
+		{
+			int64_t wfh;
+
+			as_user(0, 0);
+			TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+			cur_uid = cur_gid = 1234;
+			wfh = open_((uint64_t)su, O_WRONLY);
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "s", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "WRITE with KILL_SUIDGID by a stranger: setgid without group exec killed");
+			as_user(0, 0);
+			TAP_CHECK(chmod(hp("suid"), 06767) == 0, "host: mode 6767");
+			cur_uid = 1234;
+			cur_gid = 0;
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "m", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+				  "WRITE with KILL_SUIDGID by a member, not the owner: setuid killed, "
+				  "setgid without group exec kept");
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "n", 0) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 02767,
+				  "WRITE without KILL_SUIDGID (a writer with CAP_FSETID): setgid kept");
+			/* A KILL write leaves the thread without CAP_FSETID (fs_creds.c); what comes
+			   next must have it back. */
+			as_user(0, 0);
+			TAP_CHECK(chmod(hp("suid"), 04767) == 0, "host: mode 4767");
+			cur_uid = cur_gid = 1234;
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "k", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "WRITE with KILL_SUIDGID: setuid killed");
+			TAP_CHECK(chmod(hp("suid"), 04767) == 0, "host: mode 4767 again");
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "p", 0) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 04767,
+				  "WRITE without KILL_SUIDGID right after one with it: setuid kept");
+			TAP_CHECK(wfh >= 0 && write_((uint64_t)su, (uint64_t)wfh, 0, "k", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "and the next WRITE with it kills it again");
+			{
+				struct fuse_setattr_in in = { .valid = FATTR_MODE, .mode = 02750 };
+
+				TAP_CHECK(call(FUSE_SETATTR, f, &in, sizeof(in)) == 0 &&
+						  stat(hp("pub/mine"), &st) == 0 && st.st_gid == 4321 &&
+						  (st.st_mode & 07777) == 02750,
+					  "chmod g+s by 1234 (outside group 4321 on the host) right after a KILL "
+					  "WRITE: setgid kept (CAP_FSETID back)");
+			}
+			if (wfh >= 0)
+				TAP_CHECK(release((uint64_t)su, (uint64_t)wfh, false) == 0, "release");
+		}
+		{
+			/* A root caller without CAP_FSETID is a stranger like any other (Linux's
+			   in_group_or_capable()): the flag says it lacks the capability. */
+			struct fuse_setattr_in tr0 = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID, .size = 0 };
+			int64_t rfh;
+
+			as_user(0, 0);
+			TAP_CHECK(chown(hp("suid"), 0, 4321) == 0 && chmod(hp("suid"), 02767) == 0,
+				  "host: root:4321, mode 2767");
+			TAP_CHECK(call(FUSE_SETATTR, (uint64_t)su, &tr0, sizeof(tr0)) == 0 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "truncate with KILL_SUIDGID by root outside the file's group: setgid without "
+				  "group exec killed");
+			TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+			rfh = open_((uint64_t)su, O_WRONLY);
+			TAP_CHECK(rfh >= 0 && write_((uint64_t)su, (uint64_t)rfh, 0, "r", FUSE_WRITE_KILL_SUIDGID) == 1 &&
+					  stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "WRITE with KILL_SUIDGID by root outside the file's group: the same");
+			if (rfh >= 0)
+				TAP_CHECK(release((uint64_t)su, (uint64_t)rfh, false) == 0, "release");
+			as_user(0, 0);
+			TAP_CHECK(chown(hp("suid"), 0, 0) == 0, "host: root:0 again");
+		}
+		{
+			struct fuse_open_in op = { .flags = O_WRONLY | O_TRUNC,
+						   .open_flags = FUSE_OPEN_KILL_SUIDGID };
+			struct fuse_create_in cr = { .flags = O_WRONLY | O_TRUNC, .mode = 0644,
+						     .open_flags = FUSE_OPEN_KILL_SUIDGID };
+			int err;
+
+			as_user(0, 0);
+			TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+			cur_uid = cur_gid = 1234;
+			err = call(FUSE_OPEN, (uint64_t)su, &op, sizeof(op));
+			TAP_CHECK(err == 0 && stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767 &&
+					  st.st_size == 0,
+				  "OPEN O_TRUNC with KILL_SUIDGID by a stranger: setgid without group exec killed");
+			if (err == 0)
+				TAP_CHECK(release((uint64_t)su, ((struct fuse_open_out *)body())->fh, false) == 0,
+					  "release");
+			as_user(0, 0);
+			TAP_CHECK(chmod(hp("suid"), 02767) == 0, "host: mode 2767 again");
+			cur_uid = cur_gid = 1234;
+			err = call_named(FUSE_CREATE, 1, &cr, sizeof(cr), "suid", NULL);
+			TAP_CHECK(err == 0 && stat(hp("suid"), &st) == 0 && (st.st_mode & 07777) == 0767,
+				  "CREATE O_TRUNC of the existing name with KILL_SUIDGID by a stranger: setgid "
+				  "without group exec killed");
+			if (err == 0) {
+				const struct fuse_entry_out *eo = body();
+				uint64_t cfh = ((struct fuse_open_out *)((char *)body() + sizeof(*eo)))->fh;
+				uint64_t node = eo->nodeid;
+
+				TAP_CHECK(release(node, cfh, false) == 0, "release");
+				forget(node, 1);
+			}
+		}
 		as_user(0, 0);
 		TAP_CHECK(chmod(hp("suid"), 02767) == 0 &&
 				  call(FUSE_SETATTR, (uint64_t)su, &none, sizeof(none)) == 0 &&

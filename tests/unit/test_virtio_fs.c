@@ -311,6 +311,98 @@ static void test_parallel_and_big(void)
 	TAP_CHECK(done == 8 && good == 8, "8 READs published at once all complete with the right bytes");
 }
 
+/*
+ * A writer without CAP_FSETID (FUSE_WRITE_KILL_SUIDGID) on a file written here, on the worker's
+ * thread, while writes of a writer with it wait on the queue's io_uring: the kill is the first
+ * file's only. The worker leaves the first kind of kill to the host kernel by dropping CAP_FSETID
+ * (fs_creds.c), and io_uring runs a queued write with the credentials of its later submit, so a
+ * queued write must never see it dropped. The queued writes go to an O_SYNC file (a ring write
+ * whenever the queue holds more than one request); 24 requests published at once make slices of
+ * several, each KILL write among the queued ones.
+ */
+static void test_kill_beside_queued_writes(void)
+{
+	enum { N = 24, BS = 512 };
+	unsigned char req[256], rep[4096];
+	struct fake_buf bufs[3];
+	uint64_t node[2], fh[2], rgpa[N];
+	const char *names[2] = { "kq", "kh" };
+	char path[2][128];
+	struct stat st[2];
+	uint32_t id, used;
+	int i, done = 0, good = 0;
+
+	if (geteuid() != 0) {
+		printf("ok %d # SKIP not root: no CAP_FSETID to drop\n", ++tap_count);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		struct fuse_create_in in = { .flags = O_RDWR | (i == 0 ? O_SYNC : 0), .mode = 0777 };
+		unsigned char b[64];
+		uint32_t len;
+
+		memcpy(b, &in, sizeof(in));
+		memcpy(b + sizeof(in), names[i], 3);
+		len = fuse_mkreq(req, FUSE_CREATE, 1, b, sizeof(in) + 3);
+		if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) <= 16 || fuse_reply_error(rep)) {
+			TAP_CHECK(false, "CREATE the two files");
+			return;
+		}
+		node[i] = ((struct fuse_entry_out *)(rep + 16))->nodeid;
+		fh[i] = ((struct fuse_open_out *)(rep + 16 + sizeof(struct fuse_entry_out)))->fh;
+		snprintf(path[i], sizeof(path[i]), "%s/%s", dir, names[i]);
+	}
+	TAP_CHECK(chmod(path[0], 04777) == 0 && chmod(path[1], 04777) == 0, "host: both setuid, 4777");
+	for (i = 0; i < N; i++) {
+		/* The first before any queued write (the ones after it need CAP_FSETID back), the
+		   last after queued ones at the end of a slice (which it must not drop). */
+		bool kill = i == 0 || i == N - 1 || (i >= 12 && i % 3 == 2);
+		struct fuse_write_in in = { .fh = fh[kill], .offset = (uint64_t)i * BS, .size = BS,
+					    .write_flags = kill ? FUSE_WRITE_KILL_SUIDGID : 0 };
+		struct fuse_in_header *h = (struct fuse_in_header *)req;
+		uint64_t hg = md_alloc(&drv, 64 + sizeof(in)), data = md_alloc(&drv, BS);
+		uint32_t len = fuse_mkreq(req, FUSE_WRITE, node[kill], &in, sizeof(in));
+
+		h->len = len + BS;
+		h->unique = 1000 + (uint64_t)i;
+		h->uid = h->gid = kill ? 1234 : 0;
+		memcpy(md_host(&drv, hg), req, len);
+		memset(md_host(&drv, data), 'a' + i % 26, BS);
+		rgpa[i] = md_alloc(&drv, 32);
+		bufs[0] = (struct fake_buf){ hg, len, false };
+		bufs[1] = (struct fake_buf){ data, BS, false };
+		bufs[2] = (struct fake_buf){ rgpa[i], 32, true };
+		fake_ring_publish(&drv.rings[1], fake_ring_add_chain(&drv.rings[1], bufs, 3));
+	}
+	fake_vm_kick(vm, drv.base + VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	while (done < N && md_wait_used(&drv, 1, &id, &used)) {
+		done++;
+		if (used == 24)
+			good++;
+	}
+	for (i = 0; i < N; i++) {
+		const unsigned char *p = md_host(&drv, rgpa[i]);
+		struct fuse_out_header oh;
+
+		memcpy(&oh, p, sizeof(oh));
+		if (oh.error || ((const struct fuse_write_out *)(p + 16))->size != BS)
+			good = -100;
+	}
+	TAP_CHECK(done == N && good == N, "24 WRITEs published at once, two writers: all complete whole");
+	TAP_CHECK(stat(path[0], &st[0]) == 0 && stat(path[1], &st[1]) == 0 &&
+			  (st[1].st_mode & 07777) == 0777,
+		  "the KILL writer's file (written on the worker's thread) lost setuid");
+	TAP_CHECK((st[0].st_mode & 07777) == 04777,
+		  "the other writer's file (its writes queued on the ring beside those) kept it");
+	for (i = 0; i < 2; i++) {
+		struct fuse_release_in in = { .fh = fh[i] };
+		uint32_t len = fuse_mkreq(req, FUSE_RELEASE, node[i], &in, sizeof(in));
+
+		if (md_roundtrip(&drv, 1, req, len, NULL, 4096, NULL, rep) != 16 || fuse_reply_error(rep))
+			printf("# RELEASE %s failed\n", names[i]);
+	}
+}
+
 static void test_parse(void)
 {
 	struct fs_config c;
@@ -391,6 +483,7 @@ int main(void)
 		  "config: tag and num_request_queues");
 	test_flow();
 	test_parallel_and_big();
+	test_kill_beside_queued_writes();
 	md_wr32(&drv, VIRTIO_MMIO_STATUS, 0);
 	TAP_CHECK(bring_up() == 0, "reset and a second bring-up");
 	{
