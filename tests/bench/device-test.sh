@@ -15,7 +15,7 @@ B=${B:-build}
 	else
 		echo "# the same under ASan+UBSan (build/san), a few workloads"
 		BENCH_QUICK=1 TAP=1 B=build/san OUT="$PWD/build/bench/device-quick-san" \
-			WORKLOADS="rr-cache-qd16 rw-cache-qd16 seq128k-qd16 meta-qd16 untar-qd16 rr-direct-qd64-j4" \
+			WORKLOADS="rr-cache-qd16 rw-cache-qd16 rw-user-qd16 seq128k-qd16 meta-qd16 untar-qd16 rr-direct-qd64-j4" \
 			tests/bench/device.sh
 	fi
 } | awk '

@@ -77,6 +77,9 @@ host|host|the file opened O_DIRECT|-
 "
 
 # The workloads: name, targets it applies to, driver workload, request bytes, depth, jobs, direct.
+# randwrite-user: randwrite by a guest user (uid 1000) without CAP_FSETID, whose writes Linux marks
+# for the server's setuid/setgid kill (FUSE_WRITE_KILL_SUIDGID) when the server offers
+# FUSE_HANDLE_KILLPRIV_V2: what a build or any program run as a user in the guest writes.
 # Page-cache rows first, then O_DIRECT rows (whose runs drop the file from the cache).
 WORKLOAD_TABLE="
 rr-cache-qd1|fs blk host|randread|4096|1|1|0
@@ -87,6 +90,8 @@ rr-cache-qd16-j4|fs blk host|randread|4096|16|4|0
 rr-cache-qd64-j4|fs blk host|randread|4096|64|4|0
 rw-cache-qd1|fs blk host|randwrite|4096|1|1|0
 rw-cache-qd16|fs blk host|randwrite|4096|16|1|0
+rw-user-qd1|fs|randwrite-user|4096|1|1|0
+rw-user-qd16|fs|randwrite-user|4096|16|1|0
 seq128k-qd16|fs blk host|seqread|131072|16|1|0
 meta-qd1|fs|meta|4096|1|1|0
 meta-qd16|fs|meta|4096|16|1|0
@@ -101,7 +106,7 @@ rr-direct-qd64-j4|fs blk host|randread|4096|64|4|1
 "
 
 # BENCH_QUICK=1: the rows the peers other than ringvm's run (QUICK_PEER_ROWS overrides).
-quick_peer_rows="rr-cache-qd16 rw-cache-qd1 seq128k-qd16 meta-qd16 untar-qd1 rr-direct-qd16-j4"
+quick_peer_rows="rr-cache-qd16 rw-cache-qd1 rw-user-qd16 seq128k-qd16 meta-qd16 untar-qd1 rr-direct-qd16-j4"
 checks=0
 failures=0
 say() { echo "# $*"; }
@@ -247,6 +252,10 @@ run_line=
 run_attempt() {
 	local round=$1 peer=$2 target=$3 how=$4 cmd=$5 row=$6 wl=$7 bs=$8 depth=$9 jobs=${10} direct=${11}
 	local pid="" rc args=() err json dflag=off cache=warm
+	if [ "$wl" = randwrite-user ]; then
+		wl=randwrite
+		args+=(--writer-uid 1000)
+	fi
 	if [ "$direct" = 1 ]; then
 		args+=(--direct)
 		dflag=on cache=evict
@@ -390,6 +399,18 @@ for round in $(seq 1 "$rounds"); do
 	done <<<"$WORKLOAD_TABLE"
 done
 
+# The rows of a guest user's writes: each of ringvm's runs wrote as uid 1000 with the kill flag
+# (ringvm offers FUSE_HANDLE_KILLPRIV_V2), so its path that leaves the kill to the host kernel ran.
+if jq -se 'any(.[]; .status == "ok" and .peer == "ringvm-fs" and (.row | startswith("rw-user-")))' \
+	"$out/results.jsonl" >/dev/null 2>&1; then
+	if jq -se 'map(select(.status == "ok" and .peer == "ringvm-fs" and (.row | startswith("rw-user-")))) |
+		all(.[]; .writer_uid == 1000 and .killpriv_v2 == true)' "$out/results.jsonl" >/dev/null 2>&1; then
+		check OK "ringvm-fs's rw-user runs wrote as uid 1000 with FUSE_WRITE_KILL_SUIDGID (KILLPRIV_V2 agreed)"
+	else
+		check FAIL "ringvm-fs's rw-user runs" "a run without writer_uid 1000 or with killpriv_v2 not agreed"
+		failures=$((failures + 1))
+	fi
+fi
 tests/bench/device-report.sh "$out" "$versions"
 rc=$?
 if [ "$rc" = 0 ] && jq -e 'length > 0' "$out/summary.json" >/dev/null 2>&1; then

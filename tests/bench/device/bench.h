@@ -52,6 +52,7 @@ struct op_result {
 	uint64_t nodeid, fh;
 	uint64_t size; /* attributes, where the reply has them */
 	uint32_t mode;
+	uint32_t flags; /* INIT: the flags the server agreed */
 };
 
 /* Per-slot buffers in guest memory. */
@@ -113,6 +114,10 @@ struct bench {
 	uint64_t data_nodeid, data_fh;
 	uint64_t *dir_nodeids; /* tree/dNN */
 	uint32_t fuse_minor, max_write;
+	/* --writer-uid: WRITEs come from this uid (and gid) without CAP_FSETID (has_writer_uid) */
+	uint32_t writer_uid;
+	bool has_writer_uid;
+	bool killpriv_v2; /* INIT agreed FUSE_HANDLE_KILLPRIV_V2 (asked only with a writer uid) */
 	char tag[40];
 	unsigned int request_queues; /* offered by the back-end */
 	/* virtio-blk */

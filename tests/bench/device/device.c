@@ -25,7 +25,7 @@ static const char usage[] =
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
 	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict|pages] [--halt-poll-us N]\n"
-	"              [--probe-cpu N [--mode-rtt-ns N] [--mode-wait-s S]]\n";
+	"              [--probe-cpu N [--mode-rtt-ns N] [--mode-wait-s S]] [--writer-uid N]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
 static const char *const targets[] = { "fs", "blk", "host" };
@@ -90,7 +90,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "indirect", 0, 0, 'i' },   { "queue-size", 1, 0, 'q' }, { "tree-files", 1, 0, 'n' },
 		{ "cpu-pid", 1, 0, 'c' },    { "cache", 1, 0, 'C' },	 { "file-mb", 1, 0, 'm' },
 		{ "halt-poll-us", 1, 0, 'H' }, { "probe-cpu", 1, 0, 'P' },
-		{ "mode-rtt-ns", 1, 0, 'M' }, { "mode-wait-s", 1, 0, 'A' }, { 0, 0, 0, 0 },
+		{ "mode-rtt-ns", 1, 0, 'M' }, { "mode-wait-s", 1, 0, 'A' }, { "writer-uid", 1, 0, 'U' },
+		{ 0, 0, 0, 0 },
 	};
 	struct bench *b = &o->b;
 	unsigned long v;
@@ -175,6 +176,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'A':
 			if (seconds(optarg, &o->mode_wait_s))
 				return bad("--mode-wait-s", optarg);
+			break;
+		case 'U':
+			if (num(optarg, 1, 65534, &v))
+				return bad("--writer-uid (1..65534)", optarg);
+			b->writer_uid = (uint32_t)v;
+			b->has_writer_uid = true;
 			break;
 		case 'm':
 			if (num(optarg, 1, 1 << 20, &v))
@@ -308,6 +315,9 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
 	if (o->mode_rtt_ns)
 		printf("\"mode_rtt_ns\":%lu,\"mode_waited_s\":%.2f,", o->mode_rtt_ns, o->mode_waited_s);
+	if (b->has_writer_uid)
+		printf("\"writer_uid\":%u,\"killpriv_v2\":%s,", b->writer_uid,
+		       b->killpriv_v2 ? "true" : "false");
 	printf("\"request_queues\":%u,\"fuse_minor\":%u,\"tag\":\"%s\",\"cache\":\"%s\","
 	       "\"resident_after\":%.3f}\n",
 	       b->request_queues, b->fuse_minor, b->tag, o->cache ? o->cache : "as found", resident);
@@ -330,6 +340,8 @@ static int run(struct opts *o)
 		return bad("--socket", NULL);
 	if (b->target != TARGET_FS && b->workload >= WL_META)
 		return bad("--workload (meta and untar are virtio-fs workloads)", workloads[b->workload]);
+	if (b->has_writer_uid && b->target != TARGET_FS)
+		return bad("--writer-uid (the uid of a FUSE request)", "only with --target fs");
 	if (!b->indirect && (uint64_t)b->depth * DVQ_SLOT_DESCS > b->queue_size)
 		return bad("--depth (depth x 4 descriptors must fit --queue-size)", NULL);
 	b->file_size = (uint64_t)st.st_size;

@@ -55,6 +55,10 @@ static int encode(struct job *j, struct slot *s, struct dvq_seg *segs, unsigned 
 		in->minor = FUSE_KERNEL_MINOR_VERSION;
 		in->max_readahead = 128 * 1024;
 		in->flags = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_MAX_PAGES;
+		/* Linux asks for it too: a write by a caller without CAP_FSETID then leaves the
+		   setuid/setgid kill to the server (FUSE_WRITE_KILL_SUIDGID), instead of a SETATTR. */
+		if (j->b->has_writer_uid)
+			in->flags |= FUSE_HANDLE_KILLPRIV_V2;
 		arglen = sizeof(*in);
 		break;
 	}
@@ -90,6 +94,12 @@ static int encode(struct job *j, struct slot *s, struct dvq_seg *segs, unsigned 
 		ih->opcode = FUSE_WRITE;
 		*in = (struct fuse_write_in){ .fh = op->fh, .offset = op->offset, .size = op->len,
 					      .flags = op->flags };
+		/* What Linux sends for a writer without CAP_FSETID (fuse_perform_write). */
+		if (j->b->has_writer_uid) {
+			ih->uid = ih->gid = j->b->writer_uid;
+			if (j->b->killpriv_v2)
+				in->write_flags = FUSE_WRITE_KILL_SUIDGID;
+		}
 		arglen = sizeof(*in);
 		break;
 	}
@@ -200,6 +210,7 @@ static int decode(struct job *j, struct slot *s, uint32_t used_len)
 			return job_fail(j, -EPROTO, "FUSE INIT major %u", o->major);
 		r->size = o->max_write;
 		r->mode = o->minor;
+		r->flags = o->flags;
 		break;
 	}
 	case OP_LOOKUP:

@@ -60,6 +60,7 @@ static int fs_requests(struct bench *b)
 		return say(err ? err : r.err, "FUSE INIT", err ? j0->errmsg : NULL);
 	b->max_write = (uint32_t)r.size;
 	b->fuse_minor = r.mode;
+	b->killpriv_v2 = b->has_writer_uid && (r.flags & FUSE_HANDLE_KILLPRIV_V2);
 	err = lookup(b, FUSE_ROOT_ID, DATA_NAME, &b->data_nodeid);
 	if (err)
 		return err;
