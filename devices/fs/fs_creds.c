@@ -164,7 +164,12 @@ int fs_creds_write_here(struct fs_server *s, uint32_t uid, uint32_t gid, bool ki
 	return err ? err : FS_CREDS_KERNEL_KILLS;
 }
 
-void fs_creds_ring_writes(int delta)
+void fs_write_queued(void)
 {
-	fs_ring_writes += (unsigned int)delta;
+	fs_ring_writes++;
+}
+
+void fs_write_ended(void)
+{
+	fs_ring_writes--;
 }

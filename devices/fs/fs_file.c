@@ -255,16 +255,6 @@ int fs_write_prepare(struct fs_server *s, const struct fuse_req *r, const struct
 	return fs_kill_priv(h->fd, r->hdr.gid);
 }
 
-void fs_write_queued(void)
-{
-	fs_creds_ring_writes(1);
-}
-
-void fs_write_ended(void)
-{
-	fs_creds_ring_writes(-1);
-}
-
 /*
  * The synchronous READ/WRITE (fs_dispatch's callers that gather the bytes themselves, e.g. the
  * host FUSE mount): short transfers are continued like the device's (xfer.h), so a READ reply is

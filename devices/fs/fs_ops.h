@@ -251,7 +251,4 @@ __attribute__((warn_unused_result)) int fs_creds_fsetid_keep(struct fs_server *s
 __attribute__((warn_unused_result)) int fs_creds_write_here(struct fs_server *s, uint32_t uid,
 							    uint32_t gid, bool kill);
 
-/* This thread's writes queued on its io_uring: +1 when one is queued, -1 when it ends. */
-void fs_creds_ring_writes(int delta);
-
 #endif

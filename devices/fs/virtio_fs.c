@@ -67,7 +67,7 @@ struct fs_io {
 	uint64_t unique;
 	uint32_t opcode;
 	struct fsh_handle *h;
-	bool queued_write;   /* a WRITE counted by fs_write_queued() until it ends */
+	bool queued_write;   /* a WRITE counted by fs_write_queued() until it ends (priv starts zeroed) */
 	struct xfer xfer;    /* READ/WRITE: the transfer, its buffers inside vq_req.io_iov */
 	struct vq_writer wr; /* positioned at the reply header */
 };
@@ -332,7 +332,6 @@ static int fs_handle(struct virtio_dev *vdev, struct vq_worker *w, struct vq_req
 	err = fuse_decode(sc->in, have, total, &ctx, &r);
 	io->unique = hdr.unique;
 	io->opcode = hdr.opcode;
-	io->queued_write = false;
 	if (err) {
 		if (fuse_opcode_no_reply(hdr.opcode))
 			vq_worker_done(w, vreq, 0);
