@@ -52,7 +52,7 @@ run() {
 	# rr-cache-qd64: virtio-blk at 0.75x the host: missed.
 	run 1 rr-cache-qd64 ringvm-blk blk 750
 	run 1 rr-cache-qd64 host host 1000
-	# meta-qd16: the host's fast-mode gate. Round 1 in mode: 2.0x. Round 2: ringvm-fs's run was
+	# meta-qd16: the mode gate. Round 1 in the row's mode: 2.0x. Round 2: ringvm-fs's run was
 	# redone once and then kept off mode: no figure, so the median is round 1's 2.0x (met); counted,
 	# the off-mode run would make it (2.0 + 0.5) / 2 = 1.25x (missed).
 	run 1 meta-qd16 ringvm-fs fs 2000 | jq -c '. + {in_mode: true, mode_gate_ns: 180}'
@@ -60,6 +60,17 @@ run() {
 	run 2 meta-qd16 ringvm-fs fs 100 | jq -c '. + {status: "redone", in_mode: false, mode_gate_ns: 180}'
 	run 2 meta-qd16 ringvm-fs fs 500 | jq -c '. + {in_mode: false, mode_gate_ns: 180}'
 	run 2 meta-qd16 virtiofsd-rs fs 1000 | jq -c '. + {in_mode: true, mode_gate_ns: 180}'
+	# rw-cache-qd16: the host's two modes. Round 1 ran in the fast mode (1.2x), rounds 2 and 3 in
+	# the slow mode (1.5x, 1.4x): two lines, fast missed on 1.2, slow met on 1.45. Pooled, the
+	# median would be 1.4x (met), a fast round judged with the slow ones. Round 3's virtiofsd-rs
+	# run in the fast mode was kept off the row's mode: counted, it would be round 3's yardstick.
+	run 1 rw-cache-qd16 ringvm-fs fs 1200 | jq -c '. + {in_mode: true, host_mode: "fast", mode_gate_ns: 180}'
+	run 1 rw-cache-qd16 virtiofsd-rs fs 1000 | jq -c '. + {in_mode: true, host_mode: "fast", mode_gate_ns: 180}'
+	run 2 rw-cache-qd16 ringvm-fs fs 600 | jq -c '. + {in_mode: true, host_mode: "slow", mode_gate_ns: 180}'
+	run 2 rw-cache-qd16 virtiofsd-rs fs 400 | jq -c '. + {in_mode: true, host_mode: "slow", mode_gate_ns: 180}'
+	run 3 rw-cache-qd16 virtiofsd-rs fs 500 | jq -c '. + {in_mode: true, host_mode: "slow", mode_gate_ns: 180}'
+	run 3 rw-cache-qd16 ringvm-fs fs 700 | jq -c '. + {in_mode: true, host_mode: "slow", mode_gate_ns: 180}'
+	run 3 rw-cache-qd16 virtiofsd-c fs 900 | jq -c '. + {in_mode: false, host_mode: "fast", mode_gate_ns: 180}'
 	# A failed run is no figure.
 	jq -nc '{round: 1, row: "rr-cache-qd64", peer: "ringvm-fs", status: "failed", why: "test"}'
 } >"$t/results.jsonl"
@@ -70,18 +81,20 @@ else
 	not_ok "device-report.sh" "$(head -c 300 "$t/report.out")"
 fi
 
-# expect GOAL_PREFIX ROW VERDICT [MEDIAN]: the goal's verdict (and median, to 3 places) on ROW.
+# expect GOAL_PREFIX ROW VERDICT [MEDIAN [MODE]]: the goal's verdict (and median, to 3 places) on ROW
+# (in the host's MODE; without one, the row's only line).
 expect() {
 	local got
-	got=$(jq -r --arg g "$1" --arg row "$2" \
-		'[.[] | select((.goal | startswith($g)) and .row == $row)] | if length == 1 then
+	got=$(jq -r --arg g "$1" --arg row "$2" --arg mode "${5:-}" \
+		'[.[] | select((.goal | startswith($g)) and .row == $row and
+			($mode == "" or .host_mode == $mode))] | if length == 1 then
 		"\(.[0].verdict) \(.[0].median)" else "\(length) entries" end' "$t/goals.json" 2>/dev/null)
 	local want="$3${4:+ $4}"
 	[ -n "${4:-}" ] || got=${got%% *}
 	if [ "$got" = "$want" ]; then
-		ok "$1 on $2: $want"
+		ok "$1 on $2${5:+ ($5 mode)}: $want"
 	else
-		not_ok "$1 on $2" "got '$got', want '$want'"
+		not_ok "$1 on $2${5:+ ($5 mode)}" "got '$got', want '$want'"
 	fi
 }
 expect "page cache" rr-cache-qd16 met 1.4
@@ -93,6 +106,20 @@ expect "virtio-blk adds" rr-cache-qd1 missed 2.5
 expect "virtio-blk >=" rr-cache-qd64 missed 0.75
 expect "page cache" rr-cache-qd1 n/a
 expect "metadata" meta-qd16 met 2
+expect "page cache" rw-cache-qd16 missed 1.2 fast
+expect "page cache" rw-cache-qd16 met 1.45 slow
+if jq -e '[.[] | select(.row == "rw-cache-qd16")] | length == 2 and
+	(map(.host_mode) | sort) == ["fast", "slow"] and
+	(.[] | select(.host_mode == "slow") | .rounds == [2, 3] and .best_peer == "virtiofsd-rs" and
+		(.peers[] | select(.peer == "ringvm-fs") | .iops == 650 and .runs == 2) and
+		(.peers[] | select(.peer == "virtiofsd-c") | .status == "off-mode"))' \
+	"$t/summary.json" >/dev/null 2>&1 &&
+	grep -q '^== rw-cache-qd16 \[host in its slow mode: round(s) 2, 3\]' "$t/tables.txt" &&
+	grep -q '^goals (host in its slow mode): ' "$t/tables.txt"; then
+	ok "a row whose rounds ran in both modes gets a summary, a table and goals per mode"
+else
+	not_ok "the rows per host mode" "$(jq -c '[.[] | select(.row == "rw-cache-qd16") | {host_mode, rounds, best_peer}]' "$t/summary.json" 2>&1 | head -c 300)"
+fi
 if grep -q 'runs redone 1, kept off mode and not counted 1' "$t/tables.txt" &&
 	grep -E '^ringvm-fs +2000 .* 1 \(1 off mode\)' "$t/tables.txt" >/dev/null; then
 	ok "tables.txt counts the runs redone and kept off the fast mode, and leaves them out of the figures"

@@ -52,16 +52,19 @@ def value($p; $metric):
 # writes: the host's io_uring hands buffered ext4 writes to an io-wq thread (seen: iou-wrk at 75 % CPU).
 def limit($metric): if $metric != "x_best" then null else roles("host") | ratio(.host; .best) end;
 
-# Runs kept off the host's fast mode (device.sh's gate: in_mode false) compare with nothing.
+# Runs kept off their row's mode (device.sh's gate: in_mode false) compare with nothing. A row's
+# rounds may have run in either of the host's modes (host_mode: fast, slow; null without the gate):
+# each round's value pairs runs of one mode, and each mode gets its own line, judged on its own rounds.
 map(select(.status == "ok" and .in_mode != false)) as $ok
 | ($ok | map(.row) | unique) as $rows
 | [goals[] as $g | $rows[] | select(test($g.rows)) as $row
-	| [$ok[] | select(.row == $row)] | group_by(.round) as $rounds
+	| [$ok[] | select(.row == $row)] | group_by(.host_mode)[] | group_by(.round) as $rounds
+	| $rounds[0][0].host_mode as $mode
 	| ($rounds | map(value($g.peer; $g.metric)) | map(select(. != null))) as $vals
 	| ($rounds | map(limit($g.metric)) | map(select(. != null)) | median) as $limit
 	| ($vals | median) as $m
 	| {
-		goal: $g.goal, row: $row, peer: $g.peer, metric: $g.metric, op: $g.op, target: $g.target,
+		goal: $g.goal, row: $row, host_mode: $mode, peer: $g.peer, metric: $g.metric, op: $g.op, target: $g.target,
 		rounds: ($vals | length), median: ($m | r3), min: ($vals | min | r3), max: ($vals | max | r3),
 		host_limit: ($limit | r3),
 		verdict: (if $m == null then "n/a"

@@ -10,18 +10,22 @@ header=${2:-}
 results=$out/results.jsonl
 [ -s "$results" ] || { echo "device-report: no $results" >&2; exit 1; }
 
-# Per row and peer: the medians over the rounds that ran, the IOPS range, how many rounds failed.
-# A run counts when it succeeded in the host's fast mode (in_mode, device.sh's gate; runs of a
-# benchmark without the gate have no in_mode and all count): runs kept off mode are counted apart.
+# Per row, host mode and peer: the medians over the rounds that ran, the IOPS range, how many runs
+# failed. A run counts when it succeeded in its row's mode for the round (in_mode, device.sh's gate;
+# runs of a benchmark without the gate have no in_mode and all count): runs kept off it are counted
+# apart. A row whose rounds ran in both of the host's modes gets one entry per mode (host_mode:
+# fast, slow; null without the gate): figures of the two modes never mix.
 jq -s '
 def counted: .status == "ok" and .in_mode != false;
 def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 def r2: if . == null then null else (. * 100 | round) / 100 end;
 group_by(.row) | map(
-	. as $runs | ($runs | map(select(counted))) as $ok |
+	. as $runs | ($runs | map(select(counted) | .host_mode) | unique) as $modes |
+	(if ($modes | length) == 0 then [null] else $modes end)[] as $mode |
+	($runs | map(select(counted and .host_mode == $mode))) as $ok |
 	{
-		row: $runs[0].row,
+		row: $runs[0].row, host_mode: $mode, rounds: ($ok | map(.round) | unique),
 		workload: ($ok[0].workload // null), bs: ($ok[0].bs // null), depth: ($ok[0].depth // null),
 		jobs: ($ok[0].jobs // null), direct: ($ok[0].direct // null),
 		others_cpu_pct: ($ok | map(.others_cpu_pct) | median | r2),
@@ -35,20 +39,25 @@ group_by(.row) | map(
 		mode_flips: ($ok | map(select(.xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null and
 			([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | max) > 2 * ([.xcpu_rtt_ns, .xcpu_rtt_after_ns] | min))) | length),
 		cpu_dma_latency: ($ok | map(.cpu_dma_latency) | unique),
+		# The gate and what it did, over the whole row (both modes).
 		mode_gate_ns: ($runs | map(.mode_gate_ns // empty) | median),
 		redone: ($runs | map(select(.status == "redone")) | length),
 		off_mode: ($runs | map(select(.status == "ok" and .in_mode == false)) | length),
 		peers: ($runs | group_by(.peer) | map(
-			. as $p | ($p | map(select(counted))) as $pok | {
+			. as $p | ($p | map(select(counted and .host_mode == $mode))) as $pok |
+			($p | map(select(counted and .host_mode != $mode)) | length) as $other | {
 				peer: $p[0].peer,
 				target: ($pok[0].target // null),
 				runs: ($pok | length),
 				failed: ($p | map(select(.status == "failed")) | length),
 				off_mode: ($p | map(select(.status == "ok" and .in_mode == false)) | length),
 				status: (if ($pok | length) > 0 then "ok"
+					elif $other > 0 then "other-mode"
 					elif any($p[]; .status == "ok") then "off-mode" else $p[0].status end),
-				why: (if ($pok | length) == 0 and any($p[]; .status == "ok")
-					then "every run stayed off the host'"'"'s fast mode"
+				why: (if ($pok | length) == 0 and $other > 0
+					then "its \($other) counted run(s) were in the host'"'"'s other mode"
+					elif ($pok | length) == 0 and any($p[]; .status == "ok")
+					then "every run stayed off its row'"'"'s mode"
 					else ([$p[] | select(.status != "ok" and .status != "redone") | .why] | unique | .[0] // null) end),
 				iops: ($pok | map(.iops) | median | r2),
 				iops_min: ($pok | map(.iops) | min), iops_max: ($pok | map(.iops) | max),
@@ -78,21 +87,23 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 # Tables, in the order the rows ran.
 {
 	[ -n "$header" ] && sed 's/^/# /' <<<"$header"
+	# Each row's entries (one per host mode), in the order the rows ran.
 	order=$(jq -r '.row' "$results" | awk '!seen[$0]++')
 	for row in $order; do
-		jq -r --arg row "$row" '.[] | select(.row == $row) |
+	for i in $(jq -r --arg row "$row" 'to_entries[] | select(.value.row == $row) | .key' "$out/summary.json"); do
+		jq -r --argjson i "$i" '.[$i] |
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
-		"\n== \(.row): \(.workload // "?") \(.bs // "?") B, depth \(.depth // "?"), \(.jobs // "?") job(s), " +
+		"\n== \(.row)\(if .host_mode != null then " [host in its \(.host_mode) mode: round(s) \(.rounds | map(tostring) | join(", "))]" else "" end): \(.workload // "?") \(.bs // "?") B, depth \(.depth // "?"), \(.jobs // "?") job(s), " +
 		"\(if .direct then "O_DIRECT" else "page cache" end); best peer other than ringvm: \(.best_peer // "none")\n" +
 		"   rest of the machine busy \(.others_cpu_pct | f(0))% of all CPUs (max \(.others_cpu_pct_max | f(0))%), " +
 		"steal max \(.steal_pct_max | f(1))%, cpu_dma_latency \(.cpu_dma_latency | join(","))\n" +
 		"   cross-CPU round trip before the runs: median \(.xcpu_rtt_ns | f(0)) ns " +
 		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0))); runs during which it changed more than 2x: \(.mode_flips)" +
-		(if .mode_gate_ns != null then "\n   fast-mode gate \(.mode_gate_ns | f(0)) ns (median): runs redone \(.redone), " +
+		(if .mode_gate_ns != null then "\n   gate between the modes \(.mode_gate_ns | f(0)) ns (median); the row, both modes: runs redone \(.redone), " +
 			"kept off mode and not counted \(.off_mode)" else "" end)' "$out/summary.json"
-		jq -r --arg row "$row" '
+		jq -r --argjson i "$i" '
 		def f(n): if . == null then "-" else (. * pow(10; n) | round) / pow(10; n) | tostring end;
-		.[] | select(.row == $row) |
+		.[$i] |
 		(["peer", "IOPS", "range", "MB/s", "mean_us", "p50_us", "p99_us", "cpu_us/req", "x_best", "rtt_ns", "runs", "note"] | @tsv),
 		(.peers[] | [
 			.peer,
@@ -109,19 +120,22 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 			 else (.direct_how // "") end)
 		] | @tsv)' "$out/summary.json" | column -t -s $'\t' -L 2>/dev/null || true
 	done
+	done
 	echo
 	echo "== goals: per round, the value from that round's runs (its peers ran back to back); the median"
 	echo "   over the rounds is judged (the host's speed drifts between rounds: medians of different rounds"
 	echo "   may pair a fast round with a slow one); host_limit: the host's own io_uring over the same best"
 	echo "   peer (for reads about the most a device can reach: no device in between)"
 	jq -r 'def f: if . == null then "-" else tostring end;
-		(["goal", "row", "value", "range", "target", "host_limit", "rounds", "verdict"] | @tsv),
-		(.[] | [.goal, .row, (.median | f),
+		(["goal", "row", "mode", "value", "range", "target", "host_limit", "rounds", "verdict"] | @tsv),
+		(.[] | [.goal, .row, (.host_mode | f), (.median | f),
 			(if .min != null then "\(.min)-\(.max)" else "-" end),
 			"\(.op) \(.target)", (.host_limit | f), (.rounds | tostring),
 			.verdict] | @tsv)' "$out/goals.json" |
 		column -t -s $'\t' -L 2>/dev/null || true
-	jq -r 'group_by(.verdict) | map("\(length) \(.[0].verdict)") | "goals: " + join(", ")' "$out/goals.json"
+	# Counted per mode: a row judged in both modes is two lines.
+	jq -r 'group_by(.host_mode)[] | (.[0].host_mode) as $m | group_by(.verdict) |
+		map("\(length) \(.[0].verdict)") | "goals\(if $m != null then " (host in its \($m) mode)" else "" end): " + join(", ")' "$out/goals.json"
 	echo
 	echo "rtt_ns: the median of the cross-CPU round trip measured before each of the peer's runs (probe.h):"
 	echo "   this host's vCPUs move, and a peer that ran at ~340 ns ran on a slower machine than one at ~95 ns;"
@@ -130,14 +144,16 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$results" >"$out/goals.json" ||
 	echo "rounds, range = min-max IOPS."
 } >"$out/tables.txt"
 
-# One chart per workload: median IOPS per peer, the range as error bars.
-for row in $(jq -r '.[].row' "$out/summary.json"); do
+# One chart per workload and host mode (<row>.png; <row>-slow.png for the rounds in the slow mode):
+# median IOPS per peer, the range as error bars.
+for i in $(jq -r 'keys[]' "$out/summary.json"); do
+	row=$(jq -r --argjson i "$i" '.[$i] | .row + (if .host_mode == "slow" then "-slow" else "" end)' "$out/summary.json")
 	dat=$out/$row.dat
-	jq -r --arg row "$row" '.[] | select(.row == $row) | .peers[] | select(.status == "ok") |
+	jq -r --argjson i "$i" '.[$i] | .peers[] | select(.status == "ok") |
 		"\(.peer) \(.iops) \(.iops_min) \(.iops_max)"' "$out/summary.json" >"$dat"
 	[ -s "$dat" ] || { rm -f "$dat"; continue; }
-	title=$(jq -r --arg row "$row" '.[] | select(.row == $row) |
-		"\(.row): \(.workload) \(.bs) B, depth \(.depth), \(.jobs) job(s), \(if .direct then "O_DIRECT" else "page cache" end)"' \
+	title=$(jq -r --argjson i "$i" '.[$i] |
+		"\(.row): \(.workload) \(.bs) B, depth \(.depth), \(.jobs) job(s), \(if .direct then "O_DIRECT" else "page cache" end)\(if .host_mode != null then ", host in its \(.host_mode) mode" else "" end)"' \
 		"$out/summary.json")
 	gnuplot <<EOF 2>>"$out/gnuplot.log"
 set terminal pngcairo size 900,500 noenhanced

@@ -41,21 +41,27 @@ tap=${TAP:-0}
 # this host's speed moves with it.
 probe_cpu=$(sed -E 's/^([0-9]+).*/\1/' <<<"$peer_cpus")
 [[ $probe_cpu =~ ^[0-9]+$ ]] || probe_cpu=""
-# The host's fast mode: a run counts when the round trip before and after it was at most MODE_FACTOR
-# (2) x the fewest nanoseconds probed so far in this benchmark (MODE_RTT_NS: a fixed gate; 0: none).
-# The driver waits up to MODE_WAIT_S for the mode before it starts, and a run whose host left the
-# mode runs again, MODE_RERUNS times at most; the run redone stays in results.jsonl as "redone". On
-# this host the round trip flips between ~60-105 and ~320-550 ns and every peer's rate follows it
-# (tests/bench/README.md): runs in the two modes do not compare. A host without modes never waits.
+# The host's modes: on this host the round trip flips between ~60-105 and ~320-550 ns and every
+# peer's rate follows it (tests/bench/README.md, "The host's modes"): runs in the two modes do not
+# compare. A run's mode is fast when the round trip before and after it was at most MODE_FACTOR (2)
+# x the fewest nanoseconds probed so far in this benchmark (MODE_RTT_NS: a fixed gate; 0: none),
+# slow when both were above, and mixed when the host changed mode during the run. The first run of
+# a row in a round that is not mixed sets the row's mode for that round, whichever the host is in;
+# the row's other peers wait up to MODE_WAIT_S for that mode before they start, and a run that ended
+# mixed or in the other mode runs again, MODE_RERUNS times at most; the run redone stays in
+# results.jsonl as "redone". So each round compares a row's peers in one mode, and a host that sits
+# in its slow mode for an hour still gives tables (marked slow) instead of a wait for the fast one.
+# A host without modes never waits: its round trip stays within 2x of its fewest.
 # The quick mode's gate is wide open (1000 x): its runs check the harness, and a busy machine must
-# not leave them all out of the tables; the gate's redo path has a check of its own there.
+# not leave them all out of the tables; the gate's paths have a check of their own there.
 if [ "$quick" = 1 ]; then
 	mode_wait_s=${MODE_WAIT_S:-0} mode_reruns=${MODE_RERUNS:-0} mode_calibrate_s=0.3 mode_factor=${MODE_FACTOR:-1000}
 else
-	mode_wait_s=${MODE_WAIT_S:-30} mode_reruns=${MODE_RERUNS:-2} mode_calibrate_s=3 mode_factor=${MODE_FACTOR:-2}
+	mode_wait_s=${MODE_WAIT_S:-10} mode_reruns=${MODE_RERUNS:-2} mode_calibrate_s=3 mode_factor=${MODE_FACTOR:-2}
 fi
 mode_fixed=${MODE_RTT_NS:-}
 mode_min= # the fewest ns of a round trip probed so far
+row_mode= # the mode (fast or slow) of the current row in the current round; empty until a run sets it
 untar_moves=0 # untar runs whose files were moved aside (run_attempt)
 sock=$out/peer.sock
 rs_dir=$root/build/bench/peers/virtiofsd-rs
@@ -174,7 +180,7 @@ if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ] && [ "$mode_fixed" 
 	if calib=$(taskset -c "$driver_cpus" "$driver" probe --probe-cpu "$probe_cpu" --time "$mode_calibrate_s" 2>"$out/driver.err"); then
 		[ -n "$mode_fixed" ] || mode_min=$(jq -r .xcpu_rtt_ns_min <<<"$calib")
 		versions+=$'\n'"cross-CPU round trip at the start ($mode_calibrate_s s): $(jq -r '"fewest \(.xcpu_rtt_ns_min), median \(.xcpu_rtt_ns_median), most \(.xcpu_rtt_ns_max) ns over \(.probes) probes"' <<<"$calib")"
-		versions+=$'\n'"a run counts when the round trip before and after it is at most ${mode_fixed:-$mode_factor x the fewest seen so far} (ns); the driver waits up to $mode_wait_s s for it, and runs again $mode_reruns times at most"
+		versions+=$'\n'"a run is in the fast mode when the round trip before and after it is at most ${mode_fixed:-$mode_factor x the fewest seen so far} (ns), slow when both are above; a row's peers of one round run in the mode its first run found (the driver waits up to $mode_wait_s s for it; a run that ended in another runs again, $mode_reruns times at most)"
 	else
 		check FAIL "the host probe at the start" "$(head -c 200 "$out/driver.err")"
 		failures=$((failures + 1))
@@ -219,10 +225,18 @@ mode_gate() {
 	fi
 }
 
-# run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run (again while the host
-# left its fast mode, MODE_RERUNS times at most), one JSON line per run in results.jsonl.
+# run_mode GATE: fast, slow or mixed, for the run in run_line (its round trip before and after it).
+run_mode() {
+	jq -r --argjson g "$1" 'if .xcpu_rtt_ns == null or .xcpu_rtt_after_ns == null then "mixed"
+		elif .xcpu_rtt_ns <= $g and .xcpu_rtt_after_ns <= $g then "fast"
+		elif .xcpu_rtt_ns > $g and .xcpu_rtt_after_ns > $g then "slow" else "mixed" end' <<<"$run_line"
+}
+
+# run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run (again while it ended
+# mixed or off the row's mode for the round, MODE_RERUNS times at most), one JSON line per run in
+# results.jsonl: host_mode (fast, slow, mixed) and in_mode (in the row's mode: counted).
 run_one() {
-	local attempt gate in_mode
+	local attempt gate mode in_mode why
 	for attempt in $(seq 0 "$mode_reruns"); do
 		gate=$(mode_gate)
 		run_attempt "$@"
@@ -230,18 +244,27 @@ run_one() {
 			echo "$run_line" >>"$out/results.jsonl"
 			return 0
 		fi
-		# The fewest ns seen so far: the gate follows the fastest mode this benchmark met.
+		mode=$(run_mode "$gate")
+		in_mode=false
+		if [ "$mode" != mixed ] && { [ -z "$row_mode" ] || [ "$mode" = "$row_mode" ]; }; then
+			in_mode=true
+			row_mode=$mode
+		fi
+		# The fewest ns seen so far: the gate between the modes follows the fastest this benchmark met.
 		mode_min=$(jq -r --argjson m "${mode_min:-1e9}" '[$m, .xcpu_rtt_ns, .xcpu_rtt_after_ns] | map(select(. != null)) | min' <<<"$run_line")
-		in_mode=$(jq --argjson g "$gate" '.xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null and
-			.xcpu_rtt_ns <= $g and .xcpu_rtt_after_ns <= $g' <<<"$run_line")
 		if [ "$in_mode" = true ] || [ "$attempt" = "$mode_reruns" ]; then
-			jq -c --argjson g "$gate" --argjson m "$in_mode" --argjson a "$attempt" \
-				'. + {mode_gate_ns: $g, in_mode: $m, mode_attempt: $a}' <<<"$run_line" >>"$out/results.jsonl"
+			jq -c --argjson g "$gate" --arg mode "$mode" --argjson m "$in_mode" --argjson a "$attempt" \
+				'. + {mode_gate_ns: $g, host_mode: $mode, in_mode: $m, mode_attempt: $a}' <<<"$run_line" >>"$out/results.jsonl"
 			return 0
 		fi
-		jq -c --argjson g "$gate" --argjson a "$attempt" \
-			'. + {status: "redone", mode_gate_ns: $g, in_mode: false, mode_attempt: $a,
-			why: "the host left its fast mode: round trip \(.xcpu_rtt_ns) ns before, \(.xcpu_rtt_after_ns) after, gate \($g)"}' \
+		if [ "$mode" = mixed ]; then
+			why="the host changed mode during the run"
+		else
+			why="the run was in the host's $mode mode, this row's other runs of the round in its $row_mode mode"
+		fi
+		jq -c --argjson g "$gate" --arg mode "$mode" --argjson a "$attempt" --arg why "$why" \
+			'. + {status: "redone", mode_gate_ns: $g, host_mode: $mode, in_mode: false, mode_attempt: $a,
+			why: "\($why): round trip \(.xcpu_rtt_ns) ns before, \(.xcpu_rtt_after_ns) after, gate \($g)"}' \
 			<<<"$run_line" >>"$out/results.jsonl"
 	done
 }
@@ -288,7 +311,10 @@ run_attempt() {
 		args+=(--socket "$sock" --cpu-pid "$pid")
 	fi
 	[ -n "$probe_cpu" ] && args+=(--probe-cpu "$probe_cpu")
-	[ -n "$probe_cpu" ] && [ -n "$gate" ] && args+=(--mode-rtt-ns "$gate" --mode-wait-s "$mode_wait_s")
+	if [ -n "$probe_cpu" ] && [ -n "$gate" ] && [ -n "$row_mode" ]; then
+		args+=(--mode-rtt-ns "$gate" --mode-wait-s "$mode_wait_s")
+		[ "$row_mode" = slow ] && args+=(--mode-slow)
+	fi
 	json=$(taskset -c "$driver_cpus" "$driver" run --peer "$peer" --target "$target" --file "$dir/data" \
 		--workload "$wl" --bs "$bs" --depth "$depth" --jobs "$jobs" --time "$time" --warmup "$warmup" \
 		--tree-files "$tree_files" --cache "$cache" --halt-poll-us "$halt_poll_us" \
@@ -343,22 +369,33 @@ if [ "$quick" = 1 ]; then
 	rm -rf "$wrong"
 fi
 
-# The mode gate's other path: a gate no host meets (1 ns) makes the driver wait its MODE_WAIT_S, the
-# run is redone once and then kept, marked off mode (quick mode; into a results file of its own).
+# The mode gate's paths (quick mode; into a results file of its own), with gates that put every
+# probe on one side: at 1 ns every run is slow. The row's first run sets its mode (slow, counted, no
+# wait); the next waits for the slow mode, which is there at once, and counts. Then, with the row in
+# its slow mode and a gate no probe exceeds (1 s: every run fast), the driver waits its MODE_WAIT_S
+# for the slow mode, the run is redone once and then kept, marked off the row's mode.
 if [ "$quick" = 1 ] && [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
 	saved=("$out" "$mode_fixed" "$mode_reruns" "$mode_wait_s" "$mode_min")
-	out=$out/mode-check mode_fixed=1 mode_reruns=1 mode_wait_s=0.2
+	out=$out/mode-check mode_fixed=1 mode_reruns=1 mode_wait_s=0.2 row_mode=
 	mkdir -p "$out" && rm -f "$out/results.jsonl"
 	run_one 0 host host - - rr-cache-qd1 randread 4096 1 1 0 </dev/null
-	if jq -se 'length == 2 and .[0].status == "redone" and .[0].in_mode == false and
-		(.[0].why | test("left its fast mode")) and .[1].status == "ok" and .[1].in_mode == false and
-		.[1].mode_attempt == 1 and .[1].mode_gate_ns == 1 and all(.[]; .mode_waited_s >= 0.2)' \
+	run_one 0 host host - - rr-cache-qd1 randread 4096 1 1 0 </dev/null
+	mode_fixed=1000000000
+	run_one 0 host host - - rr-cache-qd1 randread 4096 1 1 0 </dev/null
+	if jq -se 'length == 4 and
+		(.[0] | .status == "ok" and .host_mode == "slow" and .in_mode == true and .mode_waited_s == null) and
+		(.[1] | .status == "ok" and .host_mode == "slow" and .in_mode == true and .mode_waited_for == "slow") and
+		(.[2] | .status == "redone" and .host_mode == "fast" and .in_mode == false and
+			(.why | test("in the host.s fast mode, this row.s other runs of the round in its slow mode"))) and
+		(.[3] | .status == "ok" and .host_mode == "fast" and .in_mode == false and .mode_attempt == 1 and
+			.mode_gate_ns == 1000000000) and
+		all(.[2:][]; .mode_waited_for == "slow" and .mode_waited_s >= 0.2)' \
 		"$out/results.jsonl" >/dev/null 2>&1; then
-		check OK "a run off the host's fast mode waits, is redone, then kept marked off mode"
+		check OK "the mode gate: a row's first run sets its mode (slow here); a run in the other waits for it, is redone, then kept marked off mode"
 	else
-		check FAIL "the mode gate" "$(head -c 400 "$out/results.jsonl" 2>/dev/null)"
+		check FAIL "the mode gate" "$(head -c 600 "$out/results.jsonl" 2>/dev/null)"
 	fi
-	out=${saved[0]} mode_fixed=${saved[1]} mode_reruns=${saved[2]} mode_wait_s=${saved[3]} mode_min=${saved[4]}
+	out=${saved[0]} mode_fixed=${saved[1]} mode_reruns=${saved[2]} mode_wait_s=${saved[3]} mode_min=${saved[4]} row_mode=
 fi
 
 for round in $(seq 1 "$rounds"); do
@@ -369,6 +406,7 @@ for round in $(seq 1 "$rounds"); do
 		# Alternate the peers' order from round to round, so no peer always runs right after another.
 		peers=$(grep -v '^$' <<<"$PEER_TABLE")
 		[ $((round % 2)) = 0 ] && peers=$(tac <<<"$peers")
+		row_mode=
 		while IFS='|' read -r peer target how cmd; do
 			[[ " $targets " == *" $target "* ]] || continue
 			selected "${PEERS:-}" "$peer" || continue
@@ -423,11 +461,12 @@ if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ]; then
 	if jq -se 'map(select(.status == "ok")) | length > 0 and
 		all(.[]; (.xcpu_rtt_ns | type) == "number" and .xcpu_rtt_ns > 0 and (.syscall_ns | type) == "number" and
 			(.xcpu_rtt_after_ns | type) == "number" and .xcpu_rtt_after_ns > 0 and
-			(.mode_gate_ns | type) == "number" and (.in_mode | type) == "boolean")' \
+			(.mode_gate_ns | type) == "number" and (.in_mode | type) == "boolean" and
+			(.host_mode | IN("fast", "slow", "mixed")))' \
 		"$out/results.jsonl" >/dev/null 2>&1; then
-		check OK "every run measured the host before and after (cross-CPU round trip to CPU $probe_cpu, a system call) and was judged in or off its fast mode"
+		check OK "every run measured the host before and after (cross-CPU round trip to CPU $probe_cpu, a system call) and was judged in or off its row's mode"
 	else
-		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns, xcpu_rtt_after_ns, syscall_ns, mode_gate_ns or in_mode"
+		check FAIL "the host probe" "a run's line has no xcpu_rtt_ns, xcpu_rtt_after_ns, syscall_ns, mode_gate_ns, host_mode or in_mode"
 	fi
 fi
 if jq -e 'length > 0 and all(.[]; .verdict == "met" or .verdict == "missed" or .verdict == "n/a")' \

@@ -25,7 +25,8 @@ static const char usage[] =
 	"              --workload randread|randwrite|seqread|meta|untar [--bs N] [--depth N]\n"
 	"              [--jobs N] [--time S] [--warmup S] [--direct] [--indirect] [--queue-size N]\n"
 	"              [--tree-files N] [--cpu-pid PID] [--cache warm|evict|pages] [--halt-poll-us N]\n"
-	"              [--probe-cpu N [--mode-rtt-ns N] [--mode-wait-s S]] [--writer-uid N]\n";
+	"              [--probe-cpu N [--mode-rtt-ns N [--mode-slow]] [--mode-wait-s S]]\n"
+	"              [--writer-uid N]\n";
 
 static const char *const workloads[] = { "randread", "randwrite", "seqread", "meta", "untar" };
 static const char *const targets[] = { "fs", "blk", "host" };
@@ -37,6 +38,7 @@ struct opts {
 	pid_t cpu_pid;
 	int probe_cpu;	   /* the back-end's CPU, for the cross-CPU probe (probe.h); -1: none */
 	unsigned long mode_rtt_ns; /* wait for a round trip at most this long first (0: no wait) */
+	bool mode_slow;		   /* ... for one above mode_rtt_ns instead (the slow mode) */
 	double mode_wait_s;	   /* for this long at most */
 	double mode_waited_s;	   /* how long it waited */
 	struct probe probe, probe_after; /* measured before the run and after its last request */
@@ -90,7 +92,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "indirect", 0, 0, 'i' },   { "queue-size", 1, 0, 'q' }, { "tree-files", 1, 0, 'n' },
 		{ "cpu-pid", 1, 0, 'c' },    { "cache", 1, 0, 'C' },	 { "file-mb", 1, 0, 'm' },
 		{ "halt-poll-us", 1, 0, 'H' }, { "probe-cpu", 1, 0, 'P' },
-		{ "mode-rtt-ns", 1, 0, 'M' }, { "mode-wait-s", 1, 0, 'A' }, { "writer-uid", 1, 0, 'U' },
+		{ "mode-rtt-ns", 1, 0, 'M' }, { "mode-wait-s", 1, 0, 'A' }, { "mode-slow", 0, 0, 'S' },
+		{ "writer-uid", 1, 0, 'U' },
 		{ 0, 0, 0, 0 },
 	};
 	struct bench *b = &o->b;
@@ -173,6 +176,9 @@ static int parse(int argc, char **argv, struct opts *o)
 				return bad("--mode-rtt-ns (1..1000000000)", optarg);
 			o->mode_rtt_ns = v;
 			break;
+		case 'S':
+			o->mode_slow = true;
+			break;
 		case 'A':
 			if (seconds(optarg, &o->mode_wait_s))
 				return bad("--mode-wait-s", optarg);
@@ -196,6 +202,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return bad("argument", argv[optind]);
 	if (o->mode_rtt_ns && o->probe_cpu < 0)
 		return bad("--mode-rtt-ns (needs --probe-cpu)", NULL);
+	if (o->mode_slow && !o->mode_rtt_ns)
+		return bad("--mode-slow (needs --mode-rtt-ns)", NULL);
 	return 0;
 }
 
@@ -314,7 +322,8 @@ static void report(const struct opts *o, const struct sample *a, const struct sa
 		printf("\"xcpu_rtt_after_ns\":null,");
 	printf("\"syscall_ns\":%.1f,", o->probe.syscall_ns);
 	if (o->mode_rtt_ns)
-		printf("\"mode_rtt_ns\":%lu,\"mode_waited_s\":%.2f,", o->mode_rtt_ns, o->mode_waited_s);
+		printf("\"mode_rtt_ns\":%lu,\"mode_waited_for\":\"%s\",\"mode_waited_s\":%.2f,",
+		       o->mode_rtt_ns, o->mode_slow ? "slow" : "fast", o->mode_waited_s);
 	if (b->has_writer_uid)
 		printf("\"writer_uid\":%u,\"killpriv_v2\":%s,", b->writer_uid,
 		       b->killpriv_v2 ? "true" : "false");
@@ -355,7 +364,7 @@ static int run(struct opts *o)
 	/* Before the back-end is connected: its CPU is idle, and the run does not feel the probe. */
 	if (o->mode_rtt_ns)
 		o->mode_waited_s = probe_wait_for_mode(o->probe_cpu, (double)o->mode_rtt_ns,
-						       o->mode_wait_s, &o->probe);
+						       o->mode_slow, o->mode_wait_s, &o->probe);
 	else
 		probe_host(o->probe_cpu, &o->probe);
 	if (dmem_create(&b->mem, mem_needed(b)))

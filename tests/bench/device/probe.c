@@ -97,7 +97,7 @@ void probe_host(int peer_cpu, struct probe *p)
 	p->syscall_ns = syscall_ns();
 }
 
-double probe_wait_for_mode(int peer_cpu, double max_rtt_ns, double wait_s, struct probe *p)
+double probe_wait_for_mode(int peer_cpu, double gate_ns, bool slow, double wait_s, struct probe *p)
 {
 	const struct timespec nap = { 0, 50000000 };
 	uint64_t t0 = now_ns(), t;
@@ -105,7 +105,7 @@ double probe_wait_for_mode(int peer_cpu, double max_rtt_ns, double wait_s, struc
 	for (;;) {
 		probe_host(peer_cpu, p);
 		t = now_ns();
-		if (p->xcpu_rtt_ns <= max_rtt_ns || (double)(t - t0) >= wait_s * 1e9)
+		if ((p->xcpu_rtt_ns <= gate_ns) != slow || (double)(t - t0) >= wait_s * 1e9)
 			return (double)(t - t0) / 1e9;
 		nanosleep(&nap, NULL);
 	}

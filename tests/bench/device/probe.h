@@ -2,6 +2,8 @@
 #ifndef BENCH_PROBE_H
 #define BENCH_PROBE_H
 
+#include <stdbool.h>
+
 /*
  * Why: this project's host is itself a VM whose two vCPUs the hypervisor moves. Within one session a
  * bare ping-pong loop between CPU 0 and CPU 1 measured 53 ns (the vCPUs on one core's two
@@ -23,10 +25,11 @@ struct probe {
 void probe_host(int peer_cpu, struct probe *p);
 
 /*
- * Probe until the round trip is at most max_rtt_ns (the host's fast mode) or wait_s seconds went by,
- * sleeping 50 ms between probes; *p holds the last probe. Returns the seconds waited. Why: the mode
- * flips by itself within seconds to minutes, and a run measured in the slow one compares with nothing.
+ * Probe until the round trip is on the asked side of gate_ns (at most gate_ns: the host's fast mode;
+ * above it when `slow`) or wait_s seconds went by, sleeping 50 ms between probes; *p holds the last
+ * probe. Returns the seconds waited. Why: the mode flips by itself within seconds to minutes, and a
+ * run measured in one mode compares only with runs in the same mode.
  */
-double probe_wait_for_mode(int peer_cpu, double max_rtt_ns, double wait_s, struct probe *p);
+double probe_wait_for_mode(int peer_cpu, double gate_ns, bool slow, double wait_s, struct probe *p);
 
 #endif
