@@ -36,10 +36,20 @@ def roles($p):
 
 def ratio($a; $b): if $a == null or $b == null or $b.iops <= 0 then null else $a.iops / $b.iops end;
 
-# One round's value of a metric for peer $p among that round's successful runs of one row.
-def value($p; $metric):
+# Whether a round's runs in one mode hold every yardstick the metric needs: $ran names every peer
+# that ran in that round (either mode). A best peer whose run was in the other mode, or kept off
+# it, might have been the best: without it the round gives no value in this mode.
+def complete($metric; $ran):
+	(map(.peer)) as $here
+	| if $metric == "x_best" then [$ran[] | select(. != "host" and (startswith("ringvm") | not))] - $here == []
+	  elif $metric == "x_virtiofsd" then [$ran[] | select(startswith("virtiofsd"))] - $here == []
+	  else true end;
+
+# One round's value of a metric for peer $p among that round's successful runs of one row, in one
+# mode; $ran: the peers of that row and round in either mode.
+def value($p; $metric; $ran):
 	roles($p) as $r
-	| if $r.me == null then null
+	| if $r.me == null or (complete($metric; $ran) | not) then null
 	  elif $metric == "x_best" then ratio($r.me; $r.best)
 	  elif $metric == "x_virtiofsd" then ratio($r.me; $r.vfsd)
 	  elif $metric == "x_host" then ratio($r.me; $r.host)
@@ -50,18 +60,24 @@ def value($p; $metric):
 # What the host's own io_uring on the same file (no device in between) gets over the best other peer
 # in one round: for reads about the most any device can reach (memory bandwidth, the disk). Not for
 # writes: the host's io_uring hands buffered ext4 writes to an io-wq thread (seen: iou-wrk at 75 % CPU).
-def limit($metric): if $metric != "x_best" then null else roles("host") | ratio(.host; .best) end;
+def limit($metric; $ran): if $metric != "x_best" or (complete($metric; $ran) | not) then null
+	else roles("host") | ratio(.host; .best) end;
 
 # Runs kept off their row's mode (device.sh's gate: in_mode false) compare with nothing. A row's
 # rounds may have run in either of the host's modes (host_mode: fast, slow; null without the gate):
 # each round's value pairs runs of one mode, and each mode gets its own line, judged on its own rounds.
-map(select(.status == "ok" and .in_mode != false)) as $ok
+map(select(.status == "ok")) as $all
+| ($all | map(select(.in_mode != false))) as $ok
 | ($ok | map(.row) | unique) as $rows
 | [goals[] as $g | $rows[] | select(test($g.rows)) as $row
 	| [$ok[] | select(.row == $row)] | group_by(.host_mode)[] | group_by(.round) as $rounds
 	| $rounds[0][0].host_mode as $mode
-	| ($rounds | map(value($g.peer; $g.metric)) | map(select(. != null))) as $vals
-	| ($rounds | map(limit($g.metric)) | map(select(. != null)) | median) as $limit
+	| ($rounds | map(.[0].round as $n
+		| ([$all[] | select(.row == $row and .round == $n) | .peer] | unique) as $ran
+		| value($g.peer; $g.metric; $ran)) | map(select(. != null))) as $vals
+	| ($rounds | map(.[0].round as $n
+		| ([$all[] | select(.row == $row and .round == $n) | .peer] | unique) as $ran
+		| limit($g.metric; $ran)) | map(select(. != null)) | median) as $limit
 	| ($vals | median) as $m
 	| {
 		goal: $g.goal, row: $row, host_mode: $mode, peer: $g.peer, metric: $g.metric, op: $g.op, target: $g.target,

@@ -91,6 +91,9 @@ group_by(.row) | map(
 	| (.peers | map(select(.status == "ok" and .target != "host"))) as $ran
 	| (($ran | map(select(.peer | startswith("ringvm") | not)) | max_by(.iops)) // ($ran | max_by(.iops)) // null) as $best
 	| .best_peer = ($best.peer // null)
+	# Yardsticks with no run counted in this mode: x_best compares only the rest.
+	| .missing = [.peers[] | select(.status == "other-mode" or .status == "off-mode") | .peer |
+		select(. != "host" and (startswith("ringvm") | not))]
 	| .peers |= map(.ratio_to_best = (if .iops != null and $best != null and $best.iops > 0
 		then (.iops / $best.iops * 1000 | round) / 1000 else null end))
 )' "$judged" >"$out/summary.json" || { echo "device-report: cannot summarize $results" >&2; exit 1; }
@@ -114,6 +117,7 @@ jq -s -f "$(dirname "$0")/device-goals.jq" "$judged" >"$out/goals.json" ||
 		"steal max \(.steal_pct_max | f(1))%, cpu_dma_latency \(.cpu_dma_latency | join(","))\n" +
 		"   cross-CPU round trip before the runs: median \(.xcpu_rtt_ns | f(0)) ns " +
 		"(\(.xcpu_rtt_ns_min | f(0))-\(.xcpu_rtt_ns_max | f(0))); runs during which it changed more than 2x: \(.mode_flips)" +
+		(if (.missing // []) != [] then "\n   no run in this mode: \(.missing | join(", ")); x_best compares the peers that have one" else "" end) +
 		(if .mode_gate_ns != null then "\n   gate between the modes \(.mode_gate_ns | f(0)) ns (the lowest the benchmark used); the row, both modes: runs redone \(.redone), " +
 			"kept off mode and not counted \(.off_mode)" else "" end)' "$out/summary.json"
 		jq -r --argjson i "$i" '

@@ -181,7 +181,7 @@ if [ -n "$probe_cpu" ] && [ "$probe_cpu" != "$driver_cpus" ] && [ "$mode_fixed" 
 	if calib=$(taskset -c "$driver_cpus" "$driver" probe --probe-cpu "$probe_cpu" --time "$mode_calibrate_s" 2>"$out/driver.err"); then
 		[ -n "$mode_fixed" ] || mode_min=$(jq -r .xcpu_rtt_ns_min <<<"$calib")
 		versions+=$'\n'"cross-CPU round trip at the start ($mode_calibrate_s s): $(jq -r '"fewest \(.xcpu_rtt_ns_min), median \(.xcpu_rtt_ns_median), most \(.xcpu_rtt_ns_max) ns over \(.probes) probes"' <<<"$calib")"
-		versions+=$'\n'"a run is in the fast mode when the round trip before and after it is at most ${mode_fixed:-$mode_factor x the fewest seen so far} (ns), slow when both are above; a row's peers of one round run in the mode its first run found (the driver waits up to $mode_wait_s s for it; a run that ended in another runs again, $mode_reruns times at most)"
+		versions+=$'\n'"a run is in the fast mode when the round trip before and after it is at most ${mode_fixed:-$mode_factor x the fewest seen so far} (ns), slow when both are above; a row's peers of one round run in the mode its first run found (the driver waits up to $mode_wait_s s for it; a run that changed mode runs again, $mode_reruns times at most; one in the other mode after a wait in vain takes the row along)"
 	else
 		check FAIL "the host probe at the start" "$(head -c 200 "$out/driver.err")"
 		failures=$((failures + 1))
