@@ -15,6 +15,10 @@ fuzz_blkreq_SRCS := devices/blk/blk_req.c $(FUZZ_RING) tests/fuzz/fuzz_blkreq.c
 # The FUSE request decoder.
 FUZZERS += fuse_decode
 fuzz_fuse_decode_SRCS := devices/fs/fuse_decode.c tests/fuzz/fuzz_fuse_decode.c
+# The FUSE server itself: sessions of hostile requests against a real directory, confinement and
+# fds checked after each.
+FUZZERS += fs_server
+fuzz_fs_server_SRCS := $(FS_CORE_SRCS) tests/fuzz/fuzz_fs_server.c
 # The vhost-user message decoder: header and message rules.
 FUZZERS += vu_decode
 fuzz_vu_decode_SRCS := devices/vhost_user/vu_decode.c tests/fuzz/fuzz_vu_decode.c
