@@ -8,9 +8,12 @@
  *
  * Input layout: byte 0 picks the share's policy (read-only, devices, setuid, xattr namespaces),
  * bytes 1-8 the INIT flags the guest offers; then one record per request:
- *   op selector, node selector, caller, reply room, fh selector, names, body length (2 bytes), body.
+ *   op selector, node selector, caller, reply room, fh selector, names (two 4-bit indexes), a raw
+ *   nodeid (8 bytes, when the node selector's top bit is set), body length (2 bytes), body, a raw fh
+ *   (8 bytes, when the fh selector asks for a handed-out fh and there is none yet).
  * Nodes and fhs the server handed out (entry and open replies) are remembered, so later requests
- * reach real inodes and handles; a selector with the top bit set takes raw bytes instead.
+ * reach real inodes and handles: the node selector names one unless its top bit is set; the fh
+ * selector's top bit puts one into the request's fh field, which otherwise keeps the body's bytes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
