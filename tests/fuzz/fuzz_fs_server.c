@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,47 +233,37 @@ static void bound_blocks(struct fuse_req *r)
 		r->in.copy_file_range.len = FZ_BLOCKS_MAX;
 }
 
+/* Where a request's fh lives in its decoded body (fuse_req.in), plus 1; 0: the opcode has none. */
+static const uint8_t fh_at[64] = {
+	[FUSE_READ] = 1 + offsetof(struct fuse_read_in, fh),
+	[FUSE_READDIR] = 1 + offsetof(struct fuse_read_in, fh),
+	[FUSE_READDIRPLUS] = 1 + offsetof(struct fuse_read_in, fh),
+	[FUSE_WRITE] = 1 + offsetof(struct fuse_write_in, fh),
+	[FUSE_RELEASE] = 1 + offsetof(struct fuse_release_in, fh),
+	[FUSE_RELEASEDIR] = 1 + offsetof(struct fuse_release_in, fh),
+	[FUSE_FLUSH] = 1 + offsetof(struct fuse_flush_in, fh),
+	[FUSE_FSYNC] = 1 + offsetof(struct fuse_fsync_in, fh),
+	[FUSE_FSYNCDIR] = 1 + offsetof(struct fuse_fsync_in, fh),
+	[FUSE_FALLOCATE] = 1 + offsetof(struct fuse_fallocate_in, fh),
+	[FUSE_LSEEK] = 1 + offsetof(struct fuse_lseek_in, fh),
+	[FUSE_COPY_FILE_RANGE] = 1 + offsetof(struct fuse_copy_file_range_in, fh_in),
+	[FUSE_SETATTR] = 1 + offsetof(struct fuse_setattr_in, fh),
+	[FUSE_GETATTR] = 1 + offsetof(struct fuse_getattr_in, fh),
+};
+
 /* Put fh into the request's own fh field, where it has one. */
 static void set_fh(struct fuse_req *r, uint64_t fh)
 {
-	switch (r->hdr.opcode) {
-	case FUSE_READ:
-	case FUSE_READDIR:
-	case FUSE_READDIRPLUS:
-		r->in.read.fh = fh;
-		break;
-	case FUSE_WRITE:
-		r->in.write.fh = fh;
-		break;
-	case FUSE_RELEASE:
-	case FUSE_RELEASEDIR:
-		r->in.release.fh = fh;
-		break;
-	case FUSE_FLUSH:
-		r->in.flush.fh = fh;
-		break;
-	case FUSE_FSYNC:
-	case FUSE_FSYNCDIR:
-		r->in.fsync.fh = fh;
-		break;
-	case FUSE_FALLOCATE:
-		r->in.fallocate.fh = fh;
-		break;
-	case FUSE_LSEEK:
-		r->in.lseek.fh = fh;
-		break;
-	case FUSE_COPY_FILE_RANGE:
-		r->in.copy_file_range.fh_in = fh;
-		break;
-	case FUSE_SETATTR:
-		r->in.setattr.fh = fh;
-		break;
-	case FUSE_GETATTR:
-		r->in.getattr.fh = fh;
-		break;
-	default:
-		break;
-	}
+	if (r->hdr.opcode < sizeof(fh_at) && fh_at[r->hdr.opcode])
+		memcpy((uint8_t *)&r->in + fh_at[r->hdr.opcode] - 1, &fh, sizeof(fh));
+}
+
+/* The reply body's len bytes at off into out; a reply too short for its opcode traps. */
+static void reply_body(size_t n, size_t off, void *out, size_t len)
+{
+	if (n < sizeof(struct fuse_out_header) + off + len)
+		__builtin_trap();
+	memcpy(out, rep + sizeof(struct fuse_out_header) + off, len);
 }
 
 /* A reply the server wrote: well formed, within the room it was given; nodes and fhs kept. */
@@ -287,40 +278,30 @@ static void check_reply(const struct fuse_req *r, size_t n, size_t cap)
 	memcpy(&oh, rep, sizeof(oh));
 	if (oh.len != n || oh.unique != r->hdr.unique || oh.error > 0 || oh.error < -4095)
 		__builtin_trap();
-	if (oh.error || n == sizeof(oh))
+	if (oh.error)
 		return;
-	const unsigned char *b = rep + sizeof(oh);
+	struct fuse_entry_out e;
+	struct fuse_open_out o;
 	switch (r->hdr.opcode) {
 	case FUSE_LOOKUP:
 	case FUSE_MKNOD:
 	case FUSE_MKDIR:
 	case FUSE_SYMLINK:
 	case FUSE_LINK:
-	case FUSE_CREATE: {
-		struct fuse_entry_out e;
-		if (n < sizeof(oh) + sizeof(e))
-			__builtin_trap();
-		memcpy(&e, b, sizeof(e));
+	case FUSE_CREATE:
+		reply_body(n, 0, &e, sizeof(e));
 		if (e.nodeid)
 			remember(nodes, &nr_nodes, e.nodeid);
 		if (r->hdr.opcode == FUSE_CREATE) {
-			struct fuse_open_out o;
-			if (n < sizeof(oh) + sizeof(e) + sizeof(o))
-				__builtin_trap();
-			memcpy(&o, b + sizeof(e), sizeof(o));
+			reply_body(n, sizeof(e), &o, sizeof(o));
 			remember(fhs, &nr_fhs, o.fh);
 		}
 		break;
-	}
 	case FUSE_OPEN:
-	case FUSE_OPENDIR: {
-		struct fuse_open_out o;
-		if (n < sizeof(oh) + sizeof(o))
-			__builtin_trap();
-		memcpy(&o, b, sizeof(o));
+	case FUSE_OPENDIR:
+		reply_body(n, 0, &o, sizeof(o));
 		remember(fhs, &nr_fhs, o.fh);
 		break;
-	}
 	default:
 		break;
 	}
