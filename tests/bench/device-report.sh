@@ -17,10 +17,10 @@ results=$out/results.jsonl
 # or without probes stay as they are.
 judged=$(mktemp) || exit 1
 trap 'rm -f "$judged"' EXIT
-jq -c -s '(map(.mode_gate_ns // empty) | min) as $g | .[] |
+jq -c -s -L "$(dirname "$0")" 'include "device-mode";
+	(map(.mode_gate_ns // empty) | min) as $g | .[] |
 	if $g != null and .mode_gate_ns != null and .xcpu_rtt_ns != null and .xcpu_rtt_after_ns != null then
-		.host_mode = (if .xcpu_rtt_ns <= $g and .xcpu_rtt_after_ns <= $g then "fast"
-			elif .xcpu_rtt_ns > $g and .xcpu_rtt_after_ns > $g then "slow" else "mixed" end)
+		.host_mode = host_mode($g)
 		| .mode_gate_final_ns = $g
 		| if .host_mode == "mixed" then .in_mode = false else . end
 	else . end' "$results" >"$judged" || { echo "device-report: cannot read $results" >&2; exit 1; }
