@@ -33,8 +33,8 @@
  * the same non-blocking try io_uring makes inside the submit, without its SQE and CQE; for a
  * cached 4 KiB read the ring's SQE, submission and CQE cost more than the one system call (perf at
  * depth 16: io_uring's own functions ~18 % of the worker's time against ~8 % for preadv2's entry
- * and exit). Not when the queue holds enough for large slices (vq_worker_batching): one submit
- * for a slice of 8 or more is cheaper than a system call each. FSYNC/FSYNCDIR also go to
+ * and exit). Not when the queue holds enough for slices of two or more (vq_worker_batching): one
+ * submit for the slice is then cheaper than a system call each. FSYNC/FSYNCDIR also go to
  * io_uring: they can take milliseconds.
  * Everything else (lookups, attributes, directory entries, xattrs) is answered inline from a
  * per-queue scratch buffer: each is one or two short system calls that need the request's

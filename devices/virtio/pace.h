@@ -70,12 +70,15 @@ unsigned int pace_slice(unsigned int held);
  * From this slice size on, a transfer the device could make at once with one system call on the
  * worker's thread (a cached read: xfer_try_nowait) goes through io_uring with the rest of the
  * slice instead: one io_uring_enter for the whole slice then costs less per request than a system
- * call each. Measured natively, 4 KiB reads from the page cache, the bench's driver: at depth 16
- * (slices of 4) the system call each is cheaper (virtio-fs 1.91 against 2.13 us of CPU per
- * request); at depth 64 (slices of 16) the ring is (virtio-fs 1.67 against 2.13 us, virtio-blk
- * 1.58 against 2.02).
+ * call each. Measured natively, 4 KiB reads from the page cache, the bench's driver, old rule
+ * (slices of 8) against this one alternating: at depth 16 (slices of 2 to 4) one submit per slice
+ * took virtio-fs from 4.75 to 3.34 us of CPU per request and virtio-blk from 4.56 to 3.24 in the
+ * slow mode of this project's PVM host (bench README: "The host's modes"), where a system call's
+ * entry and exit were a quarter of the worker's time, and virtio-fs from 2.7 to 1.7-2.3 us in
+ * the fast mode; depth 1 and 64 unchanged. A slice of 1 gains nothing from the ring: depth 1 stays
+ * one preadv2 per request.
  */
-#define PACE_RING_SLICE 8u
+#define PACE_RING_SLICE 2u
 
 /* The worker holds enough that its slices reach PACE_RING_SLICE. */
 bool pace_ring_batches(unsigned int held);

@@ -18,7 +18,8 @@ static void test_ring_batches(void)
 {
 	TAP_CHECK(!pace_ring_batches(0) && !pace_ring_batches(1),
 		  "nothing or one held: a transfer the device can make at once is made at once");
-	TAP_CHECK(!pace_ring_batches(16), "16 held (slices of 4): still one system call each");
+	TAP_CHECK(!pace_ring_batches(7), "7 held (slices of 1): still one system call each");
+	TAP_CHECK(pace_ring_batches(16), "16 held (slices of 4): one submit for the slice");
 	TAP_CHECK(!pace_ring_batches(4 * PACE_RING_SLICE - 1), "just below slices of PACE_RING_SLICE");
 	TAP_CHECK(pace_ring_batches(4 * PACE_RING_SLICE), "slices of PACE_RING_SLICE: through the ring");
 	TAP_CHECK(pace_ring_batches(64), "64 held (slices of 16): through the ring");
