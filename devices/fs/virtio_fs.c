@@ -30,12 +30,11 @@
  * WRITE, which io_uring would hand to its own thread pool, and an O_DIRECT transfer while the
  * queue has nothing else to do. A buffered READ there first copies what the page cache holds at
  * once (RWF_NOWAIT: never waits for the disk, xfer_try_nowait) and hands only the rest to the ring:
- * the same non-blocking try io_uring makes inside the submit, without its SQE and CQE; for a
- * cached 4 KiB read the ring's SQE, submission and CQE cost more than the one system call (perf at
- * depth 16: io_uring's own functions ~18 % of the worker's time against ~8 % for preadv2's entry
- * and exit). Not when the queue holds enough for slices of two or more (vq_worker_batching): one
- * submit for the slice is then cheaper than a system call each. FSYNC/FSYNCDIR also go to
- * io_uring: they can take milliseconds.
+ * the same non-blocking try io_uring makes inside the submit, without its SQE and CQE; for one
+ * cached 4 KiB read the ring's SQE, submission and CQE cost more than the one system call. Not
+ * when the queue holds enough for slices of two or more (vq_worker_batching): one submit for the
+ * slice then costs less than a system call each (pace.h: PACE_RING_SLICE, with the figures).
+ * FSYNC/FSYNCDIR also go to io_uring: they can take milliseconds.
  * Everything else (lookups, attributes, directory entries, xattrs) is answered inline from a
  * per-queue scratch buffer: each is one or two short system calls that need the request's
  * credentials and a follow-up in our tables (inode insert, handle entry), so an io_uring round trip
