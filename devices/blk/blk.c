@@ -45,7 +45,8 @@ struct blk_dev {
 	 * direct=on's unaligned fallback) first copies what the cache holds at once
 	 * (read_nowait: RWF_NOWAIT, xfer_try_nowait), the rest going on through the ring. That is
 	 * the try io_uring makes inside the submit anyway, without its SQE and CQE around it; a
-	 * queue that holds enough for large slices submits them whole instead (vq_worker_batching).
+	 * queue that holds enough for slices of two or more submits them whole instead
+	 * (vq_worker_batching).
 	 * Immutable after create.
 	 */
 	bool read_inline_alone;
