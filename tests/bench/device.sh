@@ -228,7 +228,7 @@ mode_gate() {
 
 # run_mode GATE: fast, slow or mixed, for the run in run_line (its round trip before and after it).
 run_mode() {
-	jq -r -L tests/bench --argjson g "$1" 'include "device-mode"; host_mode($g)' <<<"$run_line"
+	jq -r -L "$root/tests/bench" --argjson g "$1" 'include "device-mode"; host_mode($g)' <<<"$run_line"
 }
 
 # run_one ROUND PEER TARGET HOW CMD ROW WORKLOAD BS DEPTH JOBS DIRECT: one run (again while it ended
