@@ -58,6 +58,11 @@
  * microseconds while its yields find nobody else waiting, and spins on the rings in between: a
  * sched_yield per look cost ~1.1 us on this project's PVM host, which a chain arriving meanwhile
  * waited for, half of it on average (measured natively, 4 KiB cached reads: +16 % IOPS at depth 1).
+ * The first yield of a poll, too, comes after this long, unless the worker's last yield found the
+ * CPU shared: at depth 1 a poll is about as long as the driver's turn, so a yield at its start was
+ * a system call on almost every request's path (measured natively, slow mode, alternating pairs:
+ * depth 1 from ~182k to ~209k IOPS on virtio-fs, ~170k to ~200k on virtio-blk and 4 KiB writes;
+ * four queues on one CPU, which yield at once, unchanged).
  */
 #define PACE_POLL_YIELD_US 2u
 /* A yield that took longer than this ran another thread: the CPU is shared, yield at every look. */

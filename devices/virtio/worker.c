@@ -418,7 +418,8 @@ static bool wk_poll(struct vq_worker *w)
 	(void)vq_enable_kicks(w->vq, false);
 	wk_submit_due(w);
 	w->poll_from_us = wk_now_us();
-	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us, yield_at = now;
+	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us;
+	uint64_t yield_at = w->poll_shared ? now : now + PACE_POLL_YIELD_US;
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
@@ -432,7 +433,8 @@ static bool wk_poll(struct vq_worker *w)
 			   the next; one that ran somebody else, yield at every look. */
 			sched_yield();
 			uint64_t back = wk_now_us();
-			yield_at = back - now > PACE_POLL_SHARED_US ? back : back + PACE_POLL_YIELD_US;
+			w->poll_shared = back - now > PACE_POLL_SHARED_US;
+			yield_at = w->poll_shared ? back : back + PACE_POLL_YIELD_US;
 		} else {
 			wk_cpu_relax();
 		}
