@@ -70,7 +70,10 @@ static void wk_submit_due(struct vq_worker *w)
 		wk_submit(w);
 	} else if (w->call_owed >= 0) {
 		/* Only an interrupt to send: write(2) costs a third of an io_uring_enter carrying
-		   the write and its CQE (measured natively: 0.3 against 0.8 us). */
+		   the write and its CQE (measured natively: 0.3 against 0.8 us). Measured again on a
+		   host where any system call costs ~0.9 us, 4 KiB cached reads, alternating pairs:
+		   depth 1 alike, four queues on one CPU 153-160k IOPS against 144-145k through the
+		   ring. */
 		int fd = w->call_owed;
 
 		w->call_owed = -1;
