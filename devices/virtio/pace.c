@@ -29,6 +29,17 @@ void pace_poll_init(struct pace_poll *p, unsigned int max_us)
 {
 	p->max_us = max_us;
 	p->cur_us = max_us;
+	p->cpu_shared = false;
+}
+
+unsigned int pace_yield_after(const struct pace_poll *p)
+{
+	return p->cpu_shared ? 0 : PACE_POLL_YIELD_US;
+}
+
+void pace_yielded(struct pace_poll *p, uint64_t took_us)
+{
+	p->cpu_shared = took_us > PACE_POLL_SHARED_US;
 }
 
 void pace_poll_waited(struct pace_poll *p, uint64_t waited_us)

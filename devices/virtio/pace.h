@@ -110,10 +110,19 @@ unsigned int pace_kick_batch(unsigned int unconsumed);
 struct pace_poll {
 	unsigned int max_us; /* the configured ceiling; 0 = never poll */
 	unsigned int cur_us; /* the window the next poll uses, 0..max_us */
+	bool cpu_shared;     /* the last yield ran another thread (pace_yielded) */
 };
 
-/* Start at the ceiling (a busy queue keeps it; an idle one soon halves it away). */
+/* Start at the ceiling (a busy queue keeps it; an idle one soon halves it away), the CPU taken
+   for the worker's own until a yield says otherwise. */
 void pace_poll_init(struct pace_poll *p, unsigned int max_us);
+
+/* Microseconds of spinning before a poll's next yield, at its start and after each yield: 0 (yield
+   at every look) while the CPU is shared, else PACE_POLL_YIELD_US. */
+unsigned int pace_yield_after(const struct pace_poll *p);
+
+/* A yield took took_us: longer than PACE_POLL_SHARED_US means it ran another thread. */
+void pace_yielded(struct pace_poll *p, uint64_t took_us);
 
 /*
  * The worker went idle, polled cur_us without finding work (or did not poll), then slept until

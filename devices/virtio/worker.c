@@ -422,7 +422,7 @@ static bool wk_poll(struct vq_worker *w)
 	wk_submit_due(w);
 	w->poll_from_us = wk_now_us();
 	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us;
-	uint64_t yield_at = w->poll_shared ? now : now + PACE_POLL_YIELD_US;
+	uint64_t yield_at = now + pace_yield_after(&w->poll);
 	do {
 		if (io_uring_cq_ready(&w->ring))
 			return true;
@@ -436,8 +436,8 @@ static bool wk_poll(struct vq_worker *w)
 			   the next; one that ran somebody else, yield at every look. */
 			sched_yield();
 			uint64_t back = wk_now_us();
-			w->poll_shared = back - now > PACE_POLL_SHARED_US;
-			yield_at = w->poll_shared ? back : back + PACE_POLL_YIELD_US;
+			pace_yielded(&w->poll, back - now);
+			yield_at = back + pace_yield_after(&w->poll);
 		} else {
 			wk_cpu_relax();
 		}

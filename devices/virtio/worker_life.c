@@ -206,7 +206,6 @@ int vq_worker_start(struct vq_worker *w, struct virtq *vq, int kick_fd)
 	w->kicks = w->irqs = w->batch_timeouts = 0;
 	w->batch_off = false;
 	pace_poll_init(&w->poll, w->cfg.poll_us);
-	w->poll_shared = false; /* the first yield that runs another thread says otherwise */
 
 	pthread_mutex_lock(&w->lock);
 	bool idle = w->state == WK_IDLE;

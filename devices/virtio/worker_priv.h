@@ -102,7 +102,6 @@ struct vq_worker {
 	uint64_t kicks, irqs;	 /* kick eventfd reads, interrupts sent */
 	uint64_t sleep_from_us;	 /* when the worker last went to sleep in io_uring_enter */
 	uint64_t poll_from_us;	 /* when its last busy-poll began (wk_poll) */
-	bool poll_shared;	 /* its last busy-poll's yields ran other threads (wk_poll) */
 };
 
 /* The worker's thread (virtq_state.c): answer a report asked since the last answer, if any.

@@ -86,6 +86,30 @@ static void test_poll(void)
 	TAP_CHECK(p.cur_us == 0, "and closes on the first long wait");
 }
 
+/* When a poll yields (pace.h: PACE_POLL_YIELD_US, PACE_POLL_SHARED_US). */
+static void test_yield(void)
+{
+	struct pace_poll p;
+
+	pace_poll_init(&p, 50);
+	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US,
+		  "a new worker spins a yield step before its first yield (no yield on depth 1's path)");
+	pace_yielded(&p, 1);
+	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US, "a yield back at once: the CPU is free");
+	pace_yielded(&p, PACE_POLL_SHARED_US);
+	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US, "a yield of exactly the limit: still free");
+	pace_yielded(&p, PACE_POLL_SHARED_US + 1);
+	TAP_CHECK(pace_yield_after(&p) == 0,
+		  "a yield that ran another thread: yield at every look, from the next poll's start on");
+	pace_poll_waited(&p, 10);
+	TAP_CHECK(pace_yield_after(&p) == 0, "a sleep in between does not forget the shared CPU");
+	pace_yielded(&p, 0);
+	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US, "the CPU free again: spin between yields");
+	pace_yielded(&p, 1000);
+	pace_poll_init(&p, 50);
+	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US, "a new start forgets the last run's shared CPU");
+}
+
 static void test_kick_batch(void)
 {
 	TAP_CHECK(pace_kick_batch(0) == 1, "the driver holds nothing filled: a kick per chain");
@@ -106,6 +130,7 @@ int main(void)
 	test_ring_batches();
 	test_hold_interrupt();
 	test_poll();
+	test_yield();
 	test_kick_batch();
 	return tap_done();
 }
