@@ -115,15 +115,27 @@ static bool vu_running(const struct vu_backend *b, unsigned int i)
 
 /* The guest-physical addresses of a ring of n entries at these user addresses, through the one
    translation door; each area must lie inside one region. 0 or -EFAULT. */
-static int vu_ring_gpas(const struct vu_backend *b, uint16_t n, uint64_t desc, uint64_t avail,
+static int vu_ring_gpas(const struct guest_mem *gm, uint16_t n, uint64_t desc, uint64_t avail,
 			uint64_t used, struct vq_layout *l)
 {
 	/* 2.7 "Virtqueue Part Sizes", event fields included. */
-	if (gm_uva_to_gpa(&b->mem.gm, desc, 16ULL * n, &l->desc_gpa) ||
-	    gm_uva_to_gpa(&b->mem.gm, avail, 6ULL + 2ULL * n, &l->avail_gpa) ||
-	    gm_uva_to_gpa(&b->mem.gm, used, 6ULL + 8ULL * n, &l->used_gpa))
+	if (gm_uva_to_gpa(gm, desc, 16ULL * n, &l->desc_gpa) ||
+	    gm_uva_to_gpa(gm, avail, 6ULL + 2ULL * n, &l->avail_gpa) ||
+	    gm_uva_to_gpa(gm, used, 6ULL + 8ULL * n, &l->used_gpa))
 		return -EFAULT;
 	l->size = n;
+	return 0;
+}
+
+/* Ring i's layout in guest memory gm, from the addresses the front-end set; 0 or -EFAULT. */
+static int vu_ring_layout(const struct vu_backend *b, unsigned int i, const struct guest_mem *gm,
+			  struct vq_layout *l, const char **why)
+{
+	const struct vu_queue *q = &b->q[i];
+	if (vu_ring_gpas(gm, q->num, q->desc_uva, q->avail_uva, q->used_uva, l)) {
+		*why = "a ring area lies outside the front-end's memory table";
+		return -EFAULT;
+	}
 	return 0;
 }
 
@@ -135,10 +147,9 @@ static int vu_ring_try_start(struct vu_backend *b, unsigned int i, const char **
 	    !q->enabled || !b->features_set)
 		return 0;
 	struct virtio_core_queue *cq = &b->core.q[i];
-	if (vu_ring_gpas(b, q->num, q->desc_uva, q->avail_uva, q->used_uva, &cq->layout)) {
-		*why = "a ring area lies outside the front-end's memory table";
-		return -EFAULT;
-	}
+	int err = vu_ring_layout(b, i, &b->mem.gm, &cq->layout, why);
+	if (err)
+		return err;
 	cq->kick_fd = q->kick_fd;
 	return virtio_core_queue_start(&b->core, i, why);
 }
@@ -243,6 +254,16 @@ static int vu_set_mem_table(struct vu_backend *b, const char **why)
 	int err = vu_mem_map(&fresh, &b->msg.payload.memory, b->msg.fds, why);
 	if (err)
 		return err;
+	/* A refused table changes nothing: the running rings must fit it before any of them stops. */
+	for (unsigned int i = 0; i < vu_nr_queues(b); i++) {
+		struct vq_layout l = { 0 };
+		if (vu_running(b, i) &&
+		    ((err = vu_ring_layout(b, i, &fresh.gm, &l, why)) ||
+		     (err = virtio_core_queue_fits(&b->core, &fresh.gm, &l, why)))) {
+			vu_mem_unmap(&fresh);
+			return err;
+		}
+	}
 	/* Rings using the old table stop (draining what they hold) before it is unmapped: no
 	   worker ever sees a stale mapping. They restart on the new one. */
 	bool was[VIRTIO_DEV_MAX_QUEUES] = { false };
@@ -275,7 +296,8 @@ static int vu_set_vring_addr(struct vu_backend *b, const char **why)
 	/* Checked now when possible, so the front-end hears which message was wrong; again when
 	   the ring starts (the table may change in between). */
 	if (b->mem.nr && q->num &&
-	    vu_ring_gpas(b, q->num, a->desc_user_addr, a->avail_user_addr, a->used_user_addr, &l)) {
+	    vu_ring_gpas(&b->mem.gm, q->num, a->desc_user_addr, a->avail_user_addr,
+			 a->used_user_addr, &l)) {
 		*why = "a ring area lies outside the front-end's memory table";
 		return -EFAULT;
 	}

@@ -23,7 +23,9 @@
  * index is returned, the kick fd is dropped (a new SET_VRING_KICK starts it again, from
  * SET_VRING_BASE's index). A disabled ring is stopped the same way (a block or file-system request
  * cannot be processed "without side effects"). SET_VRING_KICK or SET_MEM_TABLE on a running ring
- * stops and restarts it around the change; SET_VRING_NUM/ADDR/BASE on a running ring are refused.
+ * stops and restarts it around the change (a table a running ring would not fit in, outside it or
+ * misaligned where it is mapped, is refused before anything changes); SET_VRING_NUM/ADDR/BASE on a
+ * running ring are refused.
  *
  * Errors: every message is checked by vu_decode() and then against the connection's state. A
  * refused message is logged on stderr (one line: socket, request, reason); if REPLY_ACK was

@@ -304,6 +304,16 @@ int virtio_core_queue_start(struct virtio_core *c, unsigned int i, const char **
 	return err;
 }
 
+int virtio_core_queue_fits(const struct virtio_core *c, const struct guest_mem *gm,
+			   const struct vq_layout *l, const char **why)
+{
+	struct virtq scratch;
+	int err = vq_init(&scratch, gm, l, c->ring_max, c->driver_features, c->dev->max_segs);
+	if (err)
+		*why = vq_init_why(err);
+	return err;
+}
+
 uint16_t virtio_core_queue_stop(struct virtio_core *c, unsigned int i)
 {
 	struct virtio_core_queue *q = &c->q[i];

@@ -172,6 +172,16 @@ __attribute__((warn_unused_result)) int virtio_core_queue_start(struct virtio_co
 								unsigned int i,
 								const char **why);
 
+/*
+ * Would a queue's rings at layout l be accepted in guest memory gm (vq_init's rules, with the
+ * negotiated features)? For a transport about to replace guest memory under a running queue, which
+ * must refuse the new memory before anything changes. 0, or vq_init's error with *why set.
+ */
+__attribute__((warn_unused_result)) int virtio_core_queue_fits(const struct virtio_core *c,
+							       const struct guest_mem *gm,
+							       const struct vq_layout *l,
+							       const char **why);
+
 /* How long a paused queue's requests in flight may take to complete before they are cancelled. */
 #define VIRTIO_CORE_PAUSE_DRAIN_MS 5000
 

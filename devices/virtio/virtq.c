@@ -53,6 +53,15 @@ int vq_init(struct virtq *vq, const struct guest_mem *gm, const struct vq_layout
 		memset(vq, 0, sizeof(*vq));
 		return -EFAULT;
 	}
+	/* The host views must be as aligned as the addresses, since the ring fields are accessed in
+	   place: vhost-user maps a region at any offset in its fd (mmap_offset), so an aligned
+	   guest-physical address can land on an odd host one. */
+	if ((uintptr_t)vq->desc % VRING_DESC_ALIGN_SIZE ||
+	    (uintptr_t)vq->avail % VRING_AVAIL_ALIGN_SIZE ||
+	    (uintptr_t)vq->used % VRING_USED_ALIGN_SIZE) {
+		memset(vq, 0, sizeof(*vq));
+		return -EINVAL;
+	}
 	vq->gm = gm;
 	vq->size = (uint16_t)size;
 	vq->event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
@@ -77,8 +86,8 @@ const char *vq_init_why(int err)
 	if (err == -EFAULT)
 		return "a ring area lies outside guest memory (virtio 1.x 2.7)";
 	if (err == -EINVAL)
-		return "queue size not a power of two within the maximum, or a ring area misaligned "
-		       "(virtio 1.x 2.7, 2.7.2)";
+		return "queue size not a power of two within the maximum, or a ring area misaligned, "
+		       "in guest memory or where its region is mapped (virtio 1.x 2.7, 2.7.2)";
 	return "the ring could not be set up";
 }
 

@@ -230,6 +230,14 @@ static void test_refused_with_ack(void)
 	m.regions[0].memory_size = RAM + 4096;
 	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + sizeof(m.regions[0]), two, 1) == 1,
 		  "SET_MEM_TABLE with a region beyond its file's end: failure reply");
+	m.regions[0] = (struct vu_mem_region){ 0, RAM - 4096, (uint64_t)(uintptr_t)f.ram, 1 };
+	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + sizeof(m.regions[0]), two, 1) == 1,
+		  "SET_MEM_TABLE whose mmap_offset puts the running ring's fields on odd host "
+		  "addresses: failure reply");
+	m.regions[0] = (struct vu_mem_region){ 0, RAM / 2, (uint64_t)(uintptr_t)f.ram + RAM / 2,
+					       RAM / 2 };
+	TAP_CHECK(vuf_request(&f, VU_SET_MEM_TABLE, &m, 8 + sizeof(m.regions[0]), two, 1) == 1,
+		  "SET_MEM_TABLE that leaves the running ring outside it: failure reply");
 	struct vu_vring_addr a = { .index = 1,
 				   .desc_user_addr = (uint64_t)(uintptr_t)f.ram + RAM - 64,
 				   .avail_user_addr = (uint64_t)(uintptr_t)f.ram + 0x2000,
