@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <endian.h>
@@ -155,18 +156,26 @@ int vuf_send(struct vu_front *f, uint32_t request, uint32_t flags, const void *p
 static int vuf_read(struct vu_front *f, void *buf, size_t len)
 {
 	size_t done = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t deadline_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + 2000;
 	while (done < len) {
 		struct pollfd p = { f->sock, POLLIN, 0 };
-		if (poll(&p, 1, 2000) <= 0)
-			return -ETIMEDOUT;
-		ssize_t n = recv(f->sock, (char *)buf + done, len - done, 0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left = deadline_ms - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+		int n = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (n < 0 && errno == EINTR)
+			continue; /* a signal (libFuzzer's timer), not the back-end's silence */
+		if (n <= 0)
+			return -ETIMEDOUT;
+		ssize_t got = recv(f->sock, (char *)buf + done, len - done, 0);
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (got < 0)
 			return -errno;
-		if (n == 0)
+		if (got == 0)
 			return -ECONNRESET;
-		done += (size_t)n;
+		done += (size_t)got;
 	}
 	return 0;
 }
