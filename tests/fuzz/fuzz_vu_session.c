@@ -38,11 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define RAM (1u << 20)
 #define DISK_BYTES (256u << 10)
 #define QUEUES 2   /* the device's queues; the input may name others */
-#define MAX_OPS 48 /* per session: a session's replies must fit the socket's buffer */
+#define MAX_OPS 48 /* per session, so that each input runs in bounded time */
 
 static struct vu_backend *backend;
 
-/* The input, read front to back; past its end every read is 0. */
+/* The input, read front to back; past its end every read is 0. Every read is its own statement
+   (or declarator), so an input means the same whatever order a compiler evaluates arguments in. */
 struct cursor {
 	const uint8_t *p;
 	size_t n;
@@ -56,7 +57,8 @@ static uint64_t take(struct cursor *c, unsigned int bytes)
 	return v;
 }
 
-/* A value near what a correct front-end sends (0-2), or any value at all (3). */
+/* What a correct front-end sends, a chosen wrong value, the right one plus up to 255, or any
+   value at all. */
 static uint64_t pick(struct cursor *c, uint64_t good, uint64_t other)
 {
 	switch (take(c, 1) & 3) {
@@ -136,8 +138,10 @@ static int op_vring_state(struct cursor *c, struct vu_front *f)
 	static const uint32_t req[] = { VU_SET_VRING_NUM, VU_SET_VRING_BASE, VU_GET_VRING_BASE,
 					VU_SET_VRING_ENABLE };
 	uint32_t r = req[take(c, 1) % 4];
-	struct vu_vring_state s = { (uint32_t)pick(c, take(c, 1) % QUEUES, QUEUES),
-				    (uint32_t)pick(c, 1u << (take(c, 1) % 9), 0) };
+	unsigned int q = take(c, 1) % QUEUES;
+	uint32_t index = (uint32_t)pick(c, q, QUEUES);
+	unsigned int log2 = take(c, 1) % 9;
+	struct vu_vring_state s = { index, (uint32_t)pick(c, 1u << log2, 0) };
 	if (r != VU_GET_VRING_BASE)
 		return send_req(f, r, &s, sizeof(s), -1);
 	int err = vuf_send(f, r, 0, &s, sizeof(s), NULL, 0);
@@ -153,14 +157,14 @@ static int op_vring_addr(struct cursor *c, struct vu_front *f)
 	unsigned int q = take(c, 1) % QUEUES;
 	const struct fake_ring *r = &f->ring[q];
 	uint64_t base = (uint64_t)(uintptr_t)f->ram;
-	struct vu_vring_addr a = {
-		.index = (uint32_t)pick(c, q, VUF_MAX_QUEUES),
-		.flags = (uint32_t)pick(c, 0, 1),
-		.desc_user_addr = pick(c, base + r->desc, base + RAM - 8),
-		.used_user_addr = pick(c, base + r->used, base - 4096),
-		.avail_user_addr = pick(c, base + r->avail, base + 1),
-		.log_guest_addr = take(c, 8),
-	};
+	struct vu_vring_addr a;
+	memset(&a, 0, sizeof(a));
+	a.index = (uint32_t)pick(c, q, VUF_MAX_QUEUES);
+	a.flags = (uint32_t)pick(c, 0, 1);
+	a.desc_user_addr = pick(c, base + r->desc, base + RAM - 8);
+	a.used_user_addr = pick(c, base + r->used, base - 4096);
+	a.avail_user_addr = pick(c, base + r->avail, base + 1);
+	a.log_guest_addr = take(c, 8);
 	return send_req(f, VU_SET_VRING_ADDR, &a, sizeof(a), -1);
 }
 
@@ -230,11 +234,16 @@ static void op_chain(struct cursor *c, struct vu_front *f)
 	unsigned int n = 1 + take(c, 1) % 4;
 	for (unsigned int i = 0; i < n; i++) {
 		uint16_t idx = (uint16_t)(take(c, 1) % r->size);
-		uint64_t addr = pick(c, take(c, 3) % RAM, RAM - 16);
-		uint32_t len = (uint32_t)pick(c, 1 + take(c, 2), 16);
-		fake_ring_set_desc(r, idx, addr, len, (uint16_t)take(c, 1) & 7, (uint16_t)take(c, 1));
+		uint64_t in_ram = take(c, 3) % RAM;
+		uint64_t addr = pick(c, in_ram, RAM - 16);
+		uint32_t small = 1 + (uint32_t)take(c, 2);
+		uint32_t len = (uint32_t)pick(c, small, 16);
+		uint16_t flags = (uint16_t)take(c, 1) & 7;
+		uint16_t next = (uint16_t)take(c, 1);
+		fake_ring_set_desc(r, idx, addr, len, flags, next);
 	}
-	fake_ring_publish(r, (uint16_t)pick(c, take(c, 1) % r->size, r->size));
+	uint16_t head = (uint16_t)(take(c, 1) % r->size);
+	fake_ring_publish(r, (uint16_t)pick(c, head, r->size));
 	vuf_kick(f, q);
 }
 
@@ -248,8 +257,9 @@ static void op_blk(struct cursor *c, struct vu_front *f)
 					 VIRTIO_BLK_T_GET_ID };
 	struct vuf_blk_req io;
 	uint32_t len = 512 * (1 + (uint32_t)take(c, 1) % 8);
-	vuf_blk_put(f, q, &io, type[take(c, 1) % 4], pick(c, take(c, 1), DISK_BYTES / 512), len,
-		    NULL);
+	uint32_t t = type[take(c, 1) % 4];
+	uint64_t sector = take(c, 1);
+	vuf_blk_put(f, q, &io, t, pick(c, sector, DISK_BYTES / 512), len, NULL);
 	vuf_kick(f, q);
 }
 
