@@ -113,30 +113,28 @@ static bool vu_running(const struct vu_backend *b, unsigned int i)
 	return virtio_core_queue_running(&b->core, i);
 }
 
-/* The guest-physical addresses of a ring of n entries at these user addresses, through the one
-   translation door; each area must lie inside one region. 0 or -EFAULT. */
+/* The guest-physical addresses in gm of a ring of n entries at these user addresses, through the
+   one translation door; each area must lie inside one region. 0 or -EFAULT with *why set. */
 static int vu_ring_gpas(const struct guest_mem *gm, uint16_t n, uint64_t desc, uint64_t avail,
-			uint64_t used, struct vq_layout *l)
+			uint64_t used, struct vq_layout *l, const char **why)
 {
 	/* 2.7 "Virtqueue Part Sizes", event fields included. */
 	if (gm_uva_to_gpa(gm, desc, 16ULL * n, &l->desc_gpa) ||
 	    gm_uva_to_gpa(gm, avail, 6ULL + 2ULL * n, &l->avail_gpa) ||
-	    gm_uva_to_gpa(gm, used, 6ULL + 8ULL * n, &l->used_gpa))
+	    gm_uva_to_gpa(gm, used, 6ULL + 8ULL * n, &l->used_gpa)) {
+		*why = "a ring area lies outside the front-end's memory table";
 		return -EFAULT;
+	}
 	l->size = n;
 	return 0;
 }
 
-/* Ring i's layout in guest memory gm, from the addresses the front-end set; 0 or -EFAULT. */
+/* Ring i's layout in guest memory gm, from the addresses the front-end set (vu_ring_gpas). */
 static int vu_ring_layout(const struct vu_backend *b, unsigned int i, const struct guest_mem *gm,
 			  struct vq_layout *l, const char **why)
 {
 	const struct vu_queue *q = &b->q[i];
-	if (vu_ring_gpas(gm, q->num, q->desc_uva, q->avail_uva, q->used_uva, l)) {
-		*why = "a ring area lies outside the front-end's memory table";
-		return -EFAULT;
-	}
-	return 0;
+	return vu_ring_gpas(gm, q->num, q->desc_uva, q->avail_uva, q->used_uva, l, why);
 }
 
 /* Start ring i if it has everything it needs (and is not running); 0 when started or not ready. */
@@ -297,10 +295,8 @@ static int vu_set_vring_addr(struct vu_backend *b, const char **why)
 	   the ring starts (the table may change in between). */
 	if (b->mem.nr && q->num &&
 	    vu_ring_gpas(&b->mem.gm, q->num, a->desc_user_addr, a->avail_user_addr,
-			 a->used_user_addr, &l)) {
-		*why = "a ring area lies outside the front-end's memory table";
+			 a->used_user_addr, &l, why))
 		return -EFAULT;
-	}
 	q->desc_uva = a->desc_user_addr;
 	q->avail_uva = a->avail_user_addr;
 	q->used_uva = a->used_user_addr;

@@ -225,12 +225,12 @@ static int op_simple(struct cursor *c, struct vu_front *f)
 }
 
 /* Descriptors the input writes (any index, address, length, flags, next), one head published. */
-static void op_chain(struct cursor *c, struct vu_front *f)
+static int op_chain(struct cursor *c, struct vu_front *f)
 {
 	unsigned int q = take(c, 1) % QUEUES;
 	struct fake_ring *r = &f->ring[q];
 	if (!r->size)
-		return;
+		return 0;
 	unsigned int n = 1 + take(c, 1) % 4;
 	for (unsigned int i = 0; i < n; i++) {
 		uint16_t idx = (uint16_t)(take(c, 1) % r->size);
@@ -245,14 +245,15 @@ static void op_chain(struct cursor *c, struct vu_front *f)
 	uint16_t head = (uint16_t)(take(c, 1) % r->size);
 	fake_ring_publish(r, (uint16_t)pick(c, head, r->size));
 	vuf_kick(f, q);
+	return 0;
 }
 
 /* A well-formed block request on a ring (the device really reads or writes the file). */
-static void op_blk(struct cursor *c, struct vu_front *f)
+static int op_blk(struct cursor *c, struct vu_front *f)
 {
 	unsigned int q = take(c, 1) % QUEUES;
 	if (!f->ring[q].size || !f->ring[0].size)
-		return;
+		return 0;
 	static const uint32_t type[] = { VIRTIO_BLK_T_IN, VIRTIO_BLK_T_OUT, VIRTIO_BLK_T_FLUSH,
 					 VIRTIO_BLK_T_GET_ID };
 	struct vuf_blk_req io;
@@ -261,10 +262,11 @@ static void op_blk(struct cursor *c, struct vu_front *f)
 	uint64_t sector = take(c, 1);
 	vuf_blk_put(f, q, &io, t, pick(c, sector, DISK_BYTES / 512), len, NULL);
 	vuf_kick(f, q);
+	return 0;
 }
 
 /* Any request number, flags and payload: the last message of the session (no reply is read). */
-static void op_raw(struct cursor *c, struct vu_front *f)
+static int op_raw(struct cursor *c, struct vu_front *f)
 {
 	uint8_t payload[64];
 	uint32_t request = (uint32_t)take(c, 1), flags = (uint32_t)pick(c, VU_VERSION, 0);
@@ -273,7 +275,29 @@ static void op_raw(struct cursor *c, struct vu_front *f)
 		payload[i] = (uint8_t)take(c, 1);
 	int fd = pick_fd(c, f, f->memfd);
 	(void)vuf_send(f, request, flags, payload, len, &fd, fd >= 0 ? 1 : 0);
+	return 1;
 }
+
+/* QEMU's whole bring-up (features, owner, memory table), with or without REPLY_ACK. */
+static int op_negotiate(struct cursor *c, struct vu_front *f)
+{
+	return outcome(vuf_negotiate(f, take(c, 1) & 1));
+}
+
+/* One ring's bring-up: NUM (a power of two up to 256), BASE, ADDR, KICK, CALL, ERR, ENABLE. */
+static int op_ring(struct cursor *c, struct vu_front *f)
+{
+	unsigned int q = take(c, 1) % QUEUES;
+	uint16_t size = (uint16_t)(1u << (take(c, 1) % 9));
+	uint16_t start = (uint16_t)take(c, 2);
+	return outcome(vuf_ring(f, q, size, start));
+}
+
+/* One operation of a session: 1 when the connection is gone (or the session must end). */
+static int (*const ops[])(struct cursor *, struct vu_front *) = {
+	op_negotiate, op_ring,	 op_mem_table, op_vring_state, op_vring_addr, op_vring_fd,
+	op_config,    op_simple, op_chain,     op_chain,       op_blk,	      op_raw,
+};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -300,48 +324,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vuf_open(&f, backend, RAM, take(&c, 1) & 1))
 		abort();
 	bool gone = false;
-	for (unsigned int i = 0; i < MAX_OPS && c.n && !gone; i++) {
-		unsigned int q;
-		switch (take(&c, 1) % 12) {
-		case 0:
-			gone = outcome(vuf_negotiate(&f, take(&c, 1) & 1)) != 0;
-			break;
-		case 1:
-			q = take(&c, 1) % QUEUES;
-			gone = outcome(vuf_ring(&f, q, (uint16_t)(1u << (take(&c, 1) % 9)),
-					       (uint16_t)take(&c, 2))) != 0;
-			break;
-		case 2:
-			gone = op_mem_table(&c, &f);
-			break;
-		case 3:
-			gone = op_vring_state(&c, &f);
-			break;
-		case 4:
-			gone = op_vring_addr(&c, &f);
-			break;
-		case 5:
-			gone = op_vring_fd(&c, &f);
-			break;
-		case 6:
-			gone = op_config(&c, &f);
-			break;
-		case 7:
-			gone = op_simple(&c, &f);
-			break;
-		case 8:
-		case 9:
-			op_chain(&c, &f);
-			break;
-		case 10:
-			op_blk(&c, &f);
-			break;
-		default:
-			op_raw(&c, &f);
-			gone = true;
-			break;
-		}
-	}
+	for (unsigned int i = 0; i < MAX_OPS && c.n && !gone; i++)
+		gone = ops[take(&c, 1) % (sizeof(ops) / sizeof(ops[0]))](&c, &f) != 0;
 	vuf_close(&f);
 	if (f.result != 0 && f.result != -EPROTO)
 		__builtin_trap(); /* the connection thread ended some other way */

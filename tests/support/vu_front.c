@@ -153,16 +153,20 @@ int vuf_send(struct vu_front *f, uint32_t request, uint32_t flags, const void *p
 	return (size_t)n == sizeof(h) + size ? 0 : -EIO;
 }
 
+static int64_t vuf_now_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 static int vuf_read(struct vu_front *f, void *buf, size_t len)
 {
 	size_t done = 0;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t deadline_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + 2000;
+	int64_t deadline_ms = vuf_now_ms() + 2000;
 	while (done < len) {
 		struct pollfd p = { f->sock, POLLIN, 0 };
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left = deadline_ms - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+		int64_t left = deadline_ms - vuf_now_ms();
 		int n = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (n < 0 && errno == EINTR)
 			continue; /* a signal (libFuzzer's timer), not the back-end's silence */
