@@ -302,7 +302,9 @@ void ringvm_stop(struct ringvm *vm);
 int ringvm_signal(struct ringvm *vm, int signo);
 
 /* Free everything the VM holds: threads, fds, guest memory. After ringvm_run() or instead of it;
-   NULL ok. Not while ringvm_run() runs on another thread (ringvm_stop() it first). */
+   NULL ok. Not while ringvm_run() runs on another thread (ringvm_stop() it first). Guest memory
+   that a request abandoned on a hung file system may still copy into is released but its
+   addresses stay reserved, inaccessible (README: "Requests that never complete"). */
 void ringvm_destroy(struct ringvm *vm);
 
 /* The CLI's exit status for a result: the command's status, 0, RINGVM_EXIT_CRASH, _TIMEOUT or

@@ -57,6 +57,7 @@ int gm_create(struct guest_mem *gm, uint64_t ram_size)
 
 	gm->map = map;
 	gm->ram_size = ram_size;
+	gm->abandon_mark = gm_abandon_mark();
 
 	uint64_t low = ram_size < LAYOUT_MMIO_HOLE_START ? ram_size : LAYOUT_MMIO_HOLE_START;
 	gm->regions[0] = (struct gm_region){ .gpa = 0, .size = low, .host = map, .offset = 0 };
@@ -101,11 +102,36 @@ int gm_init_from(struct guest_mem *gm, const struct gm_region *regions, unsigned
 void gm_destroy(struct guest_mem *gm)
 {
 	if (gm->map)
-		munmap(gm->map, gm->ram_size);
+		gm_unmap(gm->map, (size_t)gm->ram_size, gm->abandon_mark);
 	if (gm->memfd >= 0)
 		close(gm->memfd);
 	memset(gm, 0, sizeof(*gm));
 	gm->memfd = -1;
+}
+
+/* I/O abandoned so far in this process (guest_mem.h: gm_unmap). */
+static uint64_t gm_abandoned;
+
+void gm_io_abandoned(void)
+{
+	__atomic_add_fetch(&gm_abandoned, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t gm_abandon_mark(void)
+{
+	return __atomic_load_n(&gm_abandoned, __ATOMIC_SEQ_CST);
+}
+
+void gm_unmap(void *addr, size_t len, uint64_t mark)
+{
+	if (gm_abandon_mark() == mark) {
+		munmap(addr, len);
+		return;
+	}
+	/* In place of the mapping, atomically: nothing can be mapped at addr in between. Should
+	   even that fail (no memory for the kernel's bookkeeping), the mapping stays: memory kept
+	   is better than memory reused. */
+	(void)mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 void *gm_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)

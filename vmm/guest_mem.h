@@ -28,6 +28,7 @@ struct guest_mem {
 	int memfd;        /* backing memfd, or -1 (gm_create's anonymous RAM, test memory) */
 	uint64_t ram_size; /* total RAM bytes */
 	void *map;        /* gm_create: one mapping of all the RAM */
+	uint64_t abandon_mark; /* gm_create: gm_abandon_mark() when map was made (gm_unmap) */
 };
 
 /*
@@ -47,6 +48,27 @@ __attribute__((warn_unused_result)) int gm_init_from(struct guest_mem *gm,
 						     unsigned int nr);
 
 void gm_destroy(struct guest_mem *gm);
+
+/*
+ * Guest memory outlives its mapping's users only while no I/O into it was abandoned. A queue worker
+ * that gives up on a request the kernel cannot cancel (a read a hung file system never answers:
+ * devices/virtio/worker.h "Stop") leaves the kernel holding the request's user addresses: when the
+ * file system answers, minutes later, an io_uring worker copies into them (or, for a write, out of
+ * them). Unmapped by then, and the address given to whatever ringvm or an embedding program maps
+ * next, that copy would overwrite or leak unrelated memory. So:
+ * - gm_io_abandoned(): a worker abandoned I/O (process-wide: the worker does not know which mapping
+ *   its request's buffers are in, and over-approximating only keeps address space);
+ * - gm_abandon_mark(): the count now; a mapping records it when it is made;
+ * - gm_unmap(): gives a mapping back, unless I/O was abandoned since it was made: then the range is
+ *   replaced by an inaccessible reservation (PROT_NONE, no memory behind it), so the late copy fails
+ *   (EFAULT) and nothing else can ever be placed there. The memory itself is released either way
+ *   (pages an abandoned direct I/O pinned stay with that I/O until it ends).
+ * Abandons are rare (a hung file system, and each costs the worker's one-second stop wait), so the
+ * address space kept is bounded by the guest memory mapped at each.
+ */
+void gm_io_abandoned(void);
+uint64_t gm_abandon_mark(void);
+void gm_unmap(void *addr, size_t len, uint64_t mark);
 
 /*
  * The one door: the host pointer for guest range [gpa, gpa + len), or NULL when any byte of it is

@@ -120,6 +120,7 @@ int vu_mem_map(struct vu_mem *m, const struct vu_memory *tbl, const int *fds, co
 	size_t align[VU_MAX_MEM_REGIONS];
 	memset(m, 0, sizeof(*m));
 	m->gm.memfd = -1;
+	m->abandon_mark = gm_abandon_mark();
 	int err = 0;
 	for (uint32_t i = 0; i < tbl->nregions; i++) {
 		const struct vu_mem_region *r = &tbl->regions[i];
@@ -190,7 +191,8 @@ void vu_mem_unmap(struct vu_mem *m)
 {
 	for (unsigned int i = 0; i < m->nr; i++) {
 		vu_guard_remove(m->map[i]);
-		munmap(m->map[i], m->map_len[i]);
+		/* A ring's abandoned request may still copy into it (guest_mem.h: gm_unmap). */
+		gm_unmap(m->map[i], m->map_len[i], m->abandon_mark);
 	}
 	memset(m, 0, sizeof(*m));
 	m->gm.memfd = -1;

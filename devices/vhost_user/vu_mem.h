@@ -35,6 +35,7 @@ struct vu_mem {
 	void *map[VU_MAX_MEM_REGIONS];
 	size_t map_len[VU_MAX_MEM_REGIONS];
 	unsigned int nr;
+	uint64_t abandon_mark; /* gm_abandon_mark() when mapped: gm_unmap decides what unmapping means */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "devices/virtio/pace.h"
+#include "vmm/guest_mem.h"
 
 /*
  * CQE tags (user_data), never a guest value: bits 0-15 the request's slot (a queue has at most 32768
@@ -531,6 +532,10 @@ static void wk_abandon(struct vq_worker *w)
 		"abandoned\n",
 		w->cfg.queue_index, w->busy_reqs, WK_STOP_WAIT_MS);
 	w->abandoning = true;
+	/* The kernel may still copy into or out of guest memory for them, whenever their file
+	   system answers: the memory's mappings must never be handed back for reuse. */
+	if (w->inflight_sqes)
+		gm_io_abandoned();
 	for (uint32_t i = 0; i < w->nr_slots; i++) {
 		struct vq_req *req = &w->slots[i];
 		while (req->busy && req->inflight) {

@@ -51,7 +51,9 @@
  * file system never answers) is abandoned, so a reset or ringvm's exit never waits on a guest-chosen
  * file: the device gets complete(-ECANCELED) for it (vq_worker_get_sqe then returns NULL) and the
  * kernel finishes the I/O whenever it can; its CQE, if it ever comes, carries an older epoch in its
- * tag and is dropped. No pthread_cancel.
+ * tag and is dropped. That late I/O still copies into (or out of) the guest memory it was given, so
+ * the worker reports the abandon (gm_io_abandoned) and that memory's mappings are never handed back
+ * to the address space (vmm/guest_mem.h: gm_unmap). No pthread_cancel.
  *
  * Lifetime: the thread and its io_uring are made once per queue (vq_worker_create), before the
  * process is confined: the ring is sealed to what the device declared (uring.h), and the thread runs

@@ -41,6 +41,8 @@ struct hf_script {
 /* Shared between the test (parent) and the server (child): MAP_SHARED, process-shared lock. */
 struct hf_shared {
 	pthread_mutex_t lock;
+	pthread_cond_t released; /* hf_release: held requests go on */
+	unsigned int releases;   /* hf_release calls so far */
 	struct hf_script read, write, fsync, fallocate;
 };
 
@@ -107,6 +109,12 @@ static size_t hf_serve(struct hf_server *hs, struct fuse_req *r, const uint8_t *
 		return fs_reply_error(out, r->hdr.unique, st.err);
 	if (st.kind == HF_HANG)
 		return 0; /* no reply, ever */
+	if (st.kind == HF_HOLD) {
+		pthread_mutex_lock(&hs->sh->lock);
+		for (unsigned int seen = hs->sh->releases; seen == hs->sh->releases;)
+			pthread_cond_wait(&hs->sh->released, &hs->sh->lock);
+		pthread_mutex_unlock(&hs->sh->lock);
+	}
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_READ && r->in.read.size > st.n)
 		r->in.read.size = st.n;
 	if (st.kind == HF_SHORT && r->hdr.opcode == FUSE_WRITE && r->in.write.size > st.n)
@@ -223,6 +231,11 @@ int hf_mount(const char *host_dir, const char *mountpoint, const struct hf_optio
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutex_init(&hf->sh->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&hf->sh->released, &ca);
+	pthread_condattr_destroy(&ca);
 	hf_fusectl();
 	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -267,6 +280,7 @@ static void hf_free(struct host_fuse *hf)
 {
 	if (hf->child > 0)
 		waitpid(hf->child, NULL, 0);
+	pthread_cond_destroy(&hf->sh->released);
 	pthread_mutex_destroy(&hf->sh->lock);
 	munmap(hf->sh, sizeof(*hf->sh));
 	free(hf);
@@ -297,7 +311,16 @@ void hf_unmount(struct host_fuse *hf)
 	} else if (hf->child > 0) {
 		kill(hf->child, SIGKILL);
 	}
+	hf_release(hf); /* a held server thread must see the aborted connection to end */
 	hf_free(hf);
+}
+
+void hf_release(struct host_fuse *hf)
+{
+	pthread_mutex_lock(&hf->sh->lock);
+	hf->sh->releases++;
+	pthread_cond_broadcast(&hf->sh->released);
+	pthread_mutex_unlock(&hf->sh->lock);
 }
 
 void hf_script(struct host_fuse *hf, uint32_t opcode, const struct hf_step *steps, unsigned int n)

@@ -27,6 +27,7 @@ enum hf_step_kind {
 	HF_SHORT, /* serve at most n bytes of it (a READ reply or a WRITE's effect and reply) */
 	HF_ERROR, /* answer err (negative errno) without touching the file */
 	HF_HANG,  /* never answer (nor its INTERRUPT): the caller waits until the mount goes away */
+	HF_HOLD,  /* answer as HF_PASS, but only once hf_release() is called (or the mount goes) */
 };
 
 struct hf_step {
@@ -67,6 +68,9 @@ void hf_unmount(struct host_fuse *hf);
 /* Replace the script for `opcode` (FUSE_READ, FUSE_WRITE, FUSE_FSYNC or FUSE_FALLOCATE; the last
    two take HF_PASS and HF_ERROR) with steps[0 .. n), n <= HF_MAX_STEPS. */
 void hf_script(struct host_fuse *hf, uint32_t opcode, const struct hf_step *steps, unsigned int n);
+
+/* Let every request an HF_HOLD step holds be answered now. */
+void hf_release(struct host_fuse *hf);
 
 /* Steps of opcode's script not consumed yet, and requests of opcode served since the last hf_script. */
 unsigned int hf_steps_left(struct host_fuse *hf, uint32_t opcode);

@@ -163,7 +163,7 @@ static int64_t vuf_now_ms(void)
 static int vuf_read(struct vu_front *f, void *buf, size_t len)
 {
 	size_t done = 0;
-	int64_t deadline_ms = vuf_now_ms() + 2000;
+	int64_t deadline_ms = vuf_now_ms() + (f->reply_ms ? f->reply_ms : 2000);
 	while (done < len) {
 		struct pollfd p = { f->sock, POLLIN, 0 };
 		int64_t left = deadline_ms - vuf_now_ms();
@@ -362,8 +362,8 @@ int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t
 	return f->ram[io->status];
 }
 
-int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
-		 void *out)
+uint64_t vuf_fuse_post(struct vu_front *f, unsigned int q, const void *req, uint32_t len,
+		       uint32_t wcap)
 {
 	struct fake_ring *heap = &f->ring[0];
 	uint64_t in = fake_ring_alloc(heap, len), rep = fake_ring_alloc(heap, wcap);
@@ -371,11 +371,23 @@ int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t l
 	struct fake_buf b[2] = { { in, len, false }, { rep, wcap, true } };
 	fake_ring_publish(&f->ring[q], fake_ring_add_chain(&f->ring[q], b, 2));
 	vuf_kick(f, q);
+	return rep;
+}
+
+int64_t vuf_fuse_wait(struct vu_front *f, unsigned int q, uint64_t rep, uint32_t wcap, void *out)
+{
 	uint32_t id, used;
-	if (!vuf_wait_used(f, q, f->ring[q].avail_idx) || !fake_ring_used(&f->ring[q], &id, &used))
+	if (!vuf_wait_used(f, q, f->ring[q].avail_idx) ||
+	    !fake_ring_used(&f->ring[q], &id, &used))
 		return -1;
 	memcpy(out, f->ram + rep, wcap);
 	return used;
+}
+
+int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
+		 void *out)
+{
+	return vuf_fuse_wait(f, q, vuf_fuse_post(f, q, req, len, wcap), wcap, out);
 }
 
 int64_t vuf_fuse_init(struct vu_front *f, unsigned int q, void *rep)

@@ -26,6 +26,7 @@ struct vu_front {
 	uint8_t *ram;
 	uint64_t ram_size;
 	bool ack; /* REPLY_ACK negotiated: every request without a reply of its own asks for one */
+	int reply_ms; /* how long a reply may take; 0: 2 s (a back-end that stops a ring may need more) */
 	struct fake_ring ring[VUF_MAX_QUEUES];
 	int kick[VUF_MAX_QUEUES], call[VUF_MAX_QUEUES], err[VUF_MAX_QUEUES];
 
@@ -113,6 +114,13 @@ int vuf_blk(struct vu_front *f, unsigned int q, struct vuf_blk_req *io, uint32_t
    out), or -1. */
 int64_t vuf_fuse(struct vu_front *f, unsigned int q, const void *req, uint32_t len, uint32_t wcap,
 		 void *out);
+
+/* vuf_fuse in two halves: post the request and kick (returns the reply buffer's guest address),
+   then wait until ring q answered everything posted, and copy wcap bytes of the oldest reply not
+   yet taken from rep. */
+uint64_t vuf_fuse_post(struct vu_front *f, unsigned int q, const void *req, uint32_t len,
+		       uint32_t wcap);
+int64_t vuf_fuse_wait(struct vu_front *f, unsigned int q, uint64_t rep, uint32_t wcap, void *out);
 
 /* FUSE INIT 7.38 on ring q; as vuf_fuse, with a 4096-byte reply buffer. */
 int64_t vuf_fuse_init(struct vu_front *f, unsigned int q, void *rep);

@@ -1,9 +1,11 @@
 /* test_guest_mem.c: the one door to guest memory refuses every range not wholly inside RAM. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tests/unit/tap.h"
 #include "vmm/bus.h"
@@ -40,6 +42,42 @@ static int vm_flags(const void *addr, char *out, size_t len)
 	}
 	fclose(f);
 	return ret;
+}
+
+/* Nothing is mapped in [addr, addr + len): a mapping placed there without replacing one succeeds. */
+static bool addr_free(void *addr, size_t len)
+{
+	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	munmap(p, len);
+	return p == addr;
+}
+
+/* The mapping starting at addr has these permissions ("rw-p") and, when rss_kb, its Rss. */
+static bool map_is(const void *addr, const char *perms, long *rss_kb)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return false;
+	char line[512], p[5] = "";
+	bool in = false, found = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		char c;
+		if (sscanf(line, "%lx-%lx %4s%c", &start, &end, p, &c) == 4 && c == ' ') {
+			if (in)
+				break;
+			in = start == (unsigned long)addr;
+			found = in && !strcmp(p, perms);
+			if (found && !rss_kb)
+				break;
+		} else if (in && rss_kb && sscanf(line, "Rss: %ld kB", rss_kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 int main(void)
@@ -103,6 +141,27 @@ int main(void)
 	TAP_CHECK(gm_ptr(&real, LAYOUT_MMIO_HOLE_START, 1) == NULL, "the MMIO hole is not RAM");
 	gm_destroy(&real);
 	TAP_CHECK(gm_create(&real, 1000) == -EINVAL, "tiny or unaligned RAM refused");
+
+	/* Unmapping with I/O abandoned (guest_mem.h: gm_unmap). */
+	TAP_CHECK(gm_create(&real, 32ULL << 20) == 0, "RAM for the unmapping rule");
+	void *ram = real.map;
+	gm_destroy(&real);
+	TAP_CHECK(addr_free(ram, 32u << 20), "nothing abandoned: destroyed RAM gives its addresses back");
+	TAP_CHECK(gm_create(&real, 32ULL << 20) == 0, "RAM again");
+	ram = real.map;
+	memset(ram, 0x5a, 32u << 20);
+	gm_io_abandoned(); /* as a queue worker that gave up on a request does */
+	struct guest_mem later;
+	TAP_CHECK(gm_create(&later, 32ULL << 20) == 0, "RAM made after the abandon");
+	gm_destroy(&real);
+	TAP_CHECK(!addr_free(ram, 32u << 20) && map_is(ram, "---p", NULL),
+		  "I/O abandoned while it lived: its addresses stay reserved, inaccessible");
+	long rss = -1;
+	TAP_CHECK(map_is(ram, "---p", &rss) && rss == 0, "the reservation holds none of its memory");
+	void *later_ram = later.map;
+	gm_destroy(&later);
+	TAP_CHECK(addr_free(later_ram, 32u << 20),
+		  "RAM made after the abandon (no request of before can point into it): given back");
 
 	struct bus bus;
 	memset(&bus, 0, sizeof(bus));

@@ -119,6 +119,10 @@ test_vu_blk_SRCS := $(SPEC_SRCS) $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/vir
 	$(VU_FRONT) vmm/seccomp.c tests/unit/test_vu_blk.c
 test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
 	$(VU_FRONT) vmm/seccomp.c tests/unit/test_vu_fs.c
+# A READ abandoned under a memory table never copies into reused memory (root, /dev/fuse).
+UNIT_TESTS += vu_fs_hang
+test_vu_fs_hang_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
+	$(VU_FRONT) vmm/seccomp.c tests/support/host_fuse.c tests/unit/test_vu_fs_hang.c
 
 # guest/: PID 1's parts on the host (the decoder is shared with the VMM).
 UNIT_TESTS += guest_sigfwd guest_stdio guest_cmdline guest_relay guest_vport guest_launch guest_drain \
