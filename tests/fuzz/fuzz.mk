@@ -22,11 +22,14 @@ fuzz_fs_server_SRCS := $(FS_CORE_SRCS) tests/fuzz/fuzz_fs_server.c
 # The vhost-user message decoder: header and message rules.
 FUZZERS += vu_decode
 fuzz_vu_decode_SRCS := devices/vhost_user/vu_decode.c tests/fuzz/fuzz_vu_decode.c
-# The vhost-user back-end's connection state machine: sessions of messages and rings from the input,
-# against virtio-blk on its real workers (tests/support/vu_front.c plays the front-end).
-FUZZERS += vu_session
-fuzz_vu_session_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(BLK_SRCS) devices/virtio/xfer.c vmm/guest_mem.c \
-	$(VU_FRONT) tests/fuzz/fuzz_vu_session.c
+# The vhost-user back-end's connection state machine: sessions of messages and rings from the input
+# (tests/fuzz/vu_session.c; tests/support/vu_front.c plays the front-end), against virtio-blk and
+# virtio-fs on their real workers, with the device's own requests among the messages.
+FUZZERS += vu_session vu_session_fs
+FUZZ_VU_SESSION := $(VU_SRCS) $(VU_VIRTIO) devices/virtio/xfer.c vmm/guest_mem.c $(VU_FRONT) \
+	tests/fuzz/vu_session.c
+fuzz_vu_session_SRCS := $(FUZZ_VU_SESSION) $(BLK_SRCS) tests/fuzz/fuzz_vu_session.c
+fuzz_vu_session_fs_SRCS := $(FUZZ_VU_SESSION) $(FS_CORE_SRCS) $(FS_DEV_SRCS) tests/fuzz/fuzz_vu_session_fs.c
 # The gdb stub: the receiver and every packet handler, over the x86 registers and page walk.
 FUZZERS += gdb_stub
 fuzz_gdb_stub_SRCS := vmm/gdb_packet.c vmm/gdb_cmds.c arch/x86/gdb_x86.c arch/x86/pagewalk.c \

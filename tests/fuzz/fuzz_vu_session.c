@@ -1,23 +1,10 @@
 /*
- * fuzz_vu_session.c: libFuzzer target for the vhost-user back-end's connection state machine, with
- * a real device behind it.
- *
- * Each input is one session of a front-end (tests/support/vu_front.c) on a socketpair: messages
- * whose request, fields and fds the input chooses (the bring-up QEMU does, or any one message of
- * it out of order, with wrong fds, rings outside memory, a second memory table while rings run),
- * chains the input shapes in the rings, kicks, and a hang-up at the end, or in the middle of it.
- * Behind the socket: virtio-blk on a small file, on its real queue workers and io_uring, so a ring
- * that starts really runs while the next messages arrive.
- *
- * What must hold whatever the front-end sends (a broken promise traps: libFuzzer reports it):
- *   - no crash and no sanitizer report (ASan, UBSan);
- *   - every message that asks for an answer gets one, or the connection is closed: never a wait
- *     of 2 s for a reply that does not come (a hang);
- *   - once the front-end hangs up, the connection thread ends, with 0 or -EPROTO;
- *   - no fd is left behind by the session.
+ * fuzz_vu_session.c: libFuzzer target for the vhost-user back-end's connection state machine with
+ * virtio-blk behind it, on a small file (the session itself: tests/fuzz/vu_session.c). The
+ * device's own operation is a well-formed block request: a read, write, flush or GET_ID that
+ * really reaches the file while the messages around it change the rings and the memory under it.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,289 +12,41 @@
 #include <unistd.h>
 
 #include <linux/virtio_blk.h>
-#include <linux/virtio_config.h>
-#include <linux/virtio_ring.h>
 
 #include "devices/blk/blk.h"
-#include "devices/vhost_user/vu_backend.h"
-#include "devices/vhost_user/vu_decode.h"
-#include "tests/support/vu_front.h"
+#include "tests/fuzz/vu_session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define RAM (1u << 20)
 #define DISK_BYTES (256u << 10)
-#define QUEUES 2   /* the device's queues; the input may name others */
-#define MAX_OPS 48 /* per session, so that each input runs in bounded time */
-
-static struct vu_backend *backend;
-
-/* The input, read front to back; past its end every read is 0. Every read is its own statement
-   (or declarator), so an input means the same whatever order a compiler evaluates arguments in. */
-struct cursor {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct cursor *c, unsigned int bytes)
-{
-	uint64_t v = 0;
-	for (unsigned int i = 0; i < bytes && c->n; i++, c->p++, c->n--)
-		v |= (uint64_t)*c->p << (8 * i);
-	return v;
-}
-
-/* What a correct front-end sends, a chosen wrong value, the right one plus up to 255, or any
-   value at all. */
-static uint64_t pick(struct cursor *c, uint64_t good, uint64_t other)
-{
-	switch (take(c, 1) & 3) {
-	case 0:
-		return good;
-	case 1:
-		return other;
-	case 2:
-		return good + take(c, 1);
-	default:
-		return take(c, 8);
-	}
-}
-
-/* The fd a message carries: the right one, another of ours, or a kind the rule refuses. */
-static int pick_fd(struct cursor *c, struct vu_front *f, int right)
-{
-	unsigned int q = take(c, 1);
-	switch (q & 7) {
-	case 0:
-	case 1:
-	case 2:
-		return right;
-	case 3:
-		return f->memfd;
-	case 4:
-		return f->kick[(q >> 3) % VUF_MAX_QUEUES];
-	case 5:
-		return f->call[(q >> 3) % VUF_MAX_QUEUES];
-	case 6:
-		return f->sock; /* a socket: neither an eventfd nor mappable memory */
-	default:
-		return -1; /* none */
-	}
-}
-
-/* The verdict on one exchange: go on (0), the connection is gone (1); a hang traps. */
-static int outcome(int err)
-{
-	if (err == -ETIMEDOUT)
-		__builtin_trap(); /* a reply the back-end owed never came */
-	return err < 0 ? 1 : 0;
-}
-
-static int send_req(struct vu_front *f, uint32_t request, const void *payload, uint32_t len,
-		    int fd)
-{
-	return outcome(vuf_request(f, request, payload, len, &fd, fd >= 0 ? 1 : 0));
-}
-
-static int op_mem_table(struct cursor *c, struct vu_front *f)
-{
-	struct vu_memory m;
-	memset(&m, 0, sizeof(m));
-	m.nregions = (uint32_t)pick(c, 1, 2);
-	unsigned int n = m.nregions <= VU_MAX_MEM_REGIONS ? m.nregions : VU_MAX_MEM_REGIONS;
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t half = i ? RAM / 2 : 0;
-		m.regions[i].guest_phys_addr = pick(c, half, RAM);
-		m.regions[i].memory_size = pick(c, n > 1 ? RAM / 2 : RAM, 0);
-		m.regions[i].userspace_addr = pick(c, (uint64_t)(uintptr_t)f->ram + half, 0);
-		m.regions[i].mmap_offset = pick(c, half, RAM);
-	}
-	int fds[VU_MAX_MEM_REGIONS];
-	unsigned int nr_fds = (unsigned int)pick(c, n, n - 1) % (VU_MAX_MEM_REGIONS + 1);
-	for (unsigned int i = 0; i < nr_fds; i++) {
-		fds[i] = pick_fd(c, f, f->memfd);
-		if (fds[i] < 0)
-			fds[i] = f->memfd;
-	}
-	uint32_t len = (uint32_t)(8 + n * sizeof(m.regions[0]));
-	return outcome(vuf_request(f, VU_SET_MEM_TABLE, &m, len, fds, nr_fds));
-}
-
-static int op_vring_state(struct cursor *c, struct vu_front *f)
-{
-	static const uint32_t req[] = { VU_SET_VRING_NUM, VU_SET_VRING_BASE, VU_GET_VRING_BASE,
-					VU_SET_VRING_ENABLE };
-	uint32_t r = req[take(c, 1) % 4];
-	unsigned int q = take(c, 1) % QUEUES;
-	uint32_t index = (uint32_t)pick(c, q, QUEUES);
-	unsigned int log2 = take(c, 1) % 9;
-	struct vu_vring_state s = { index, (uint32_t)pick(c, 1u << log2, 0) };
-	if (r != VU_GET_VRING_BASE)
-		return send_req(f, r, &s, sizeof(s), -1);
-	int err = vuf_send(f, r, 0, &s, sizeof(s), NULL, 0);
-	if (!err) {
-		struct vu_vring_state back;
-		err = vuf_recv(f, r, &back, sizeof(back));
-	}
-	return outcome(err);
-}
-
-static int op_vring_addr(struct cursor *c, struct vu_front *f)
-{
-	unsigned int q = take(c, 1) % QUEUES;
-	const struct fake_ring *r = &f->ring[q];
-	uint64_t base = (uint64_t)(uintptr_t)f->ram;
-	struct vu_vring_addr a;
-	memset(&a, 0, sizeof(a));
-	a.index = (uint32_t)pick(c, q, VUF_MAX_QUEUES);
-	a.flags = (uint32_t)pick(c, 0, 1);
-	a.desc_user_addr = pick(c, base + r->desc, base + RAM - 8);
-	a.used_user_addr = pick(c, base + r->used, base - 4096);
-	a.avail_user_addr = pick(c, base + r->avail, base + 1);
-	a.log_guest_addr = take(c, 8);
-	return send_req(f, VU_SET_VRING_ADDR, &a, sizeof(a), -1);
-}
-
-static int op_vring_fd(struct cursor *c, struct vu_front *f)
-{
-	static const uint32_t req[] = { VU_SET_VRING_KICK, VU_SET_VRING_CALL, VU_SET_VRING_ERR };
-	unsigned int k = take(c, 1) % 3, q = take(c, 1) % QUEUES;
-	int *right[] = { f->kick, f->call, f->err };
-	int fd = pick_fd(c, f, right[k][q]);
-	uint64_t idx = pick(c, q, q | (fd < 0 ? 0 : VU_VRING_NOFD_MASK));
-	if (fd < 0)
-		idx |= VU_VRING_NOFD_MASK;
-	return send_req(f, req[k], &idx, sizeof(idx), fd);
-}
-
-static int op_config(struct cursor *c, struct vu_front *f)
-{
-	struct {
-		uint32_t offset, size, flags;
-		uint8_t data[64];
-	} cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.offset = (uint32_t)pick(c, 0, 60);
-	cfg.size = (uint32_t)pick(c, 8, 64) % 65;
-	cfg.flags = (uint32_t)take(c, 4);
-	uint32_t len = VU_CONFIG_HDR_SIZE + cfg.size;
-	if (take(c, 1) & 1)
-		return send_req(f, VU_SET_CONFIG, &cfg, len, -1);
-	int err = vuf_send(f, VU_GET_CONFIG, 0, &cfg, len, NULL, 0);
-	if (!err)
-		err = vuf_recv(f, VU_GET_CONFIG, &cfg, sizeof(cfg));
-	return outcome(err);
-}
-
-static int op_simple(struct cursor *c, struct vu_front *f)
-{
-	static const uint32_t get[] = { VU_GET_FEATURES, VU_GET_PROTOCOL_FEATURES, VU_GET_QUEUE_NUM };
-	static const uint32_t set[] = { VU_SET_OWNER, VU_RESET_OWNER, VU_RESET_DEVICE };
-	unsigned int k = take(c, 1) % 8;
-	uint64_t v;
-	if (k < 3)
-		return outcome(vuf_get_u64(f, get[k], &v));
-	if (k < 6)
-		return send_req(f, set[k - 3], NULL, 0, -1);
-	v = pick(c, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_RING_F_INDIRECT_DESC) |
-			    (1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VU_F_PROTOCOL_FEATURES),
-		 1ULL << VIRTIO_F_VERSION_1);
-	if (k == 6)
-		return send_req(f, VU_SET_FEATURES, &v, sizeof(v), -1);
-	/* As QEMU sends it: never asking for an acknowledgement, which the features it sets may
-	   turn off. */
-	v &= 0xff;
-	bool ack = f->ack;
-	f->ack = false;
-	int err = send_req(f, VU_SET_PROTOCOL_FEATURES, &v, sizeof(v), -1);
-	f->ack = ack && (v & (1ULL << VU_PROTOCOL_F_REPLY_ACK));
-	return err;
-}
-
-/* Descriptors the input writes (any index, address, length, flags, next), one head published. */
-static int op_chain(struct cursor *c, struct vu_front *f)
-{
-	unsigned int q = take(c, 1) % QUEUES;
-	struct fake_ring *r = &f->ring[q];
-	if (!r->size)
-		return 0;
-	unsigned int n = 1 + take(c, 1) % 4;
-	for (unsigned int i = 0; i < n; i++) {
-		uint16_t idx = (uint16_t)(take(c, 1) % r->size);
-		uint64_t in_ram = take(c, 3) % RAM;
-		uint64_t addr = pick(c, in_ram, RAM - 16);
-		uint32_t small = 1 + (uint32_t)take(c, 2);
-		uint32_t len = (uint32_t)pick(c, small, 16);
-		uint16_t flags = (uint16_t)take(c, 1) & 7;
-		uint16_t next = (uint16_t)take(c, 1);
-		fake_ring_set_desc(r, idx, addr, len, flags, next);
-	}
-	uint16_t head = (uint16_t)(take(c, 1) % r->size);
-	fake_ring_publish(r, (uint16_t)pick(c, head, r->size));
-	vuf_kick(f, q);
-	return 0;
-}
 
 /* A well-formed block request on a ring (the device really reads or writes the file). */
-static int op_blk(struct cursor *c, struct vu_front *f)
+static int op_blk(struct vs_cursor *c, struct vu_front *f)
 {
-	unsigned int q = take(c, 1) % QUEUES;
+	unsigned int q = vs_take(c, 1) % VS_QUEUES;
 	if (!f->ring[q].size || !f->ring[0].size)
 		return 0;
 	static const uint32_t type[] = { VIRTIO_BLK_T_IN, VIRTIO_BLK_T_OUT, VIRTIO_BLK_T_FLUSH,
 					 VIRTIO_BLK_T_GET_ID };
 	struct vuf_blk_req io;
-	uint32_t len = 512 * (1 + (uint32_t)take(c, 1) % 8);
-	uint32_t t = type[take(c, 1) % 4];
-	uint64_t sector = take(c, 1);
-	vuf_blk_put(f, q, &io, t, pick(c, sector, DISK_BYTES / 512), len, NULL);
+	uint32_t len = 512 * (1 + (uint32_t)vs_take(c, 1) % 8);
+	uint32_t t = type[vs_take(c, 1) % 4];
+	uint64_t sector = vs_take(c, 1);
+	vuf_blk_put(f, q, &io, t, vs_pick(c, sector, DISK_BYTES / 512), len, NULL);
 	vuf_kick(f, q);
 	return 0;
 }
 
-/* Any request number, flags and payload: the last message of the session (no reply is read). */
-static int op_raw(struct cursor *c, struct vu_front *f)
-{
-	uint8_t payload[64];
-	uint32_t request = (uint32_t)take(c, 1), flags = (uint32_t)pick(c, VU_VERSION, 0);
-	uint32_t len = (uint32_t)take(c, 1) % (sizeof(payload) + 1);
-	for (uint32_t i = 0; i < len; i++)
-		payload[i] = (uint8_t)take(c, 1);
-	int fd = pick_fd(c, f, f->memfd);
-	(void)vuf_send(f, request, flags, payload, len, &fd, fd >= 0 ? 1 : 0);
-	return 1;
-}
-
-/* QEMU's whole bring-up (features, owner, memory table), with or without REPLY_ACK. */
-static int op_negotiate(struct cursor *c, struct vu_front *f)
-{
-	return outcome(vuf_negotiate(f, take(c, 1) & 1));
-}
-
-/* One ring's bring-up: NUM (a power of two up to 256), BASE, ADDR, KICK, CALL, ERR, ENABLE. */
-static int op_ring(struct cursor *c, struct vu_front *f)
-{
-	unsigned int q = take(c, 1) % QUEUES;
-	uint16_t size = (uint16_t)(1u << (take(c, 1) % 9));
-	uint16_t start = (uint16_t)take(c, 2);
-	return outcome(vuf_ring(f, q, size, start));
-}
-
-/* One operation of a session: 1 when the connection is gone (or the session must end). */
-static int (*const ops[])(struct cursor *, struct vu_front *) = {
-	op_negotiate, op_ring,	 op_mem_table, op_vring_state, op_vring_addr, op_vring_fd,
-	op_config,    op_simple, op_chain,     op_chain,       op_blk,	      op_raw,
-};
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct vu_backend *backend;
 	if (!backend) {
 		char path[] = "/tmp/ringvm-fuzz-vu.XXXXXX";
 		int fd = mkstemp(path);
 		struct blk_config cfg;
 		memset(&cfg, 0, sizeof(cfg));
 		snprintf(cfg.path, sizeof(cfg.path), "%s", path);
-		cfg.queues = QUEUES;
+		cfg.queues = VS_QUEUES;
 		struct blk_dev *blk;
 		if (fd < 0 || ftruncate(fd, DISK_BYTES) < 0 || blk_create(&cfg, 1, &blk) ||
 		    vu_backend_create(blk_virtio_dev(blk), "fuzz", &backend) ||
@@ -316,20 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		unlink(path); /* the device holds it open */
 	}
-	/* Counted for each session: between two, libFuzzer itself may open some (its symbolizer's
-	   pipes). */
-	int fds_before = vuf_count_fds();
-	struct cursor c = { data, size };
-	struct vu_front f;
-	if (vuf_open(&f, backend, RAM, take(&c, 1) & 1))
-		abort();
-	bool gone = false;
-	for (unsigned int i = 0; i < MAX_OPS && c.n && !gone; i++)
-		gone = ops[take(&c, 1) % (sizeof(ops) / sizeof(ops[0]))](&c, &f) != 0;
-	vuf_close(&f);
-	if (f.result != 0 && f.result != -EPROTO)
-		__builtin_trap(); /* the connection thread ended some other way */
-	if (vuf_count_fds() != fds_before)
-		__builtin_trap(); /* the session left an fd behind */
+	vs_run(backend, data, size, op_blk);
 	return 0;
 }
