@@ -77,8 +77,9 @@ static struct hf_script *hf_script_of(struct hf_shared *sh, uint32_t opcode)
 	}
 }
 
-/* The step for this request of a scripted opcode (HF_PASS when the script ran out). */
-static struct hf_step hf_next_step(struct hf_shared *sh, uint32_t opcode)
+/* The step for this request of a scripted opcode (HF_PASS when the script ran out); *releases: the
+   hf_release calls made before the request was counted as served (an HF_HOLD waits for the next). */
+static struct hf_step hf_next_step(struct hf_shared *sh, uint32_t opcode, unsigned int *releases)
 {
 	struct hf_script *sc = hf_script_of(sh, opcode);
 	struct hf_step st = { .kind = HF_PASS };
@@ -86,6 +87,7 @@ static struct hf_step hf_next_step(struct hf_shared *sh, uint32_t opcode)
 	if (!sc)
 		return st;
 	pthread_mutex_lock(&sh->lock);
+	*releases = sh->releases;
 	sc->served++;
 	if (sc->pos < sc->n) {
 		st = sc->steps[sc->pos];
@@ -102,7 +104,8 @@ static struct hf_step hf_next_step(struct hf_shared *sh, uint32_t opcode)
 static size_t hf_serve(struct hf_server *hs, struct fuse_req *r, const uint8_t *in, size_t n,
 		       uint8_t *out)
 {
-	struct hf_step st = hf_next_step(hs->sh, r->hdr.opcode);
+	unsigned int releases = 0;
+	struct hf_step st = hf_next_step(hs->sh, r->hdr.opcode, &releases);
 	size_t len;
 
 	if (st.kind == HF_ERROR)
@@ -110,8 +113,10 @@ static size_t hf_serve(struct hf_server *hs, struct fuse_req *r, const uint8_t *
 	if (st.kind == HF_HANG)
 		return 0; /* no reply, ever */
 	if (st.kind == HF_HOLD) {
+		/* From when it was counted as served (hf_served): a release the test sends once it saw
+		   the request arrive is never missed. */
 		pthread_mutex_lock(&hs->sh->lock);
-		for (unsigned int seen = hs->sh->releases; seen == hs->sh->releases;)
+		while (hs->sh->releases == releases)
 			pthread_cond_wait(&hs->sh->released, &hs->sh->lock);
 		pthread_mutex_unlock(&hs->sh->lock);
 	}
