@@ -1,12 +1,11 @@
 /* test_guest_mem.c: the one door to guest memory refuses every range not wholly inside RAM. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "tests/support/proc_maps.h"
 #include "tests/unit/tap.h"
 #include "vmm/bus.h"
 #include "vmm/guest_mem.h"
@@ -19,66 +18,6 @@ static void dummy_read(void *opaque, uint64_t off, void *data, uint32_t len)
 	memset(data, (int)off, len);
 }
 static const struct bus_ops dummy_ops = { .read = dummy_read };
-
-/* The VmFlags line of the mapping that starts at addr in /proc/self/smaps (" rd wr ... hg dd"). */
-static int vm_flags(const void *addr, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return -1;
-	char line[512];
-	bool in = false;
-	int ret = -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		char c;
-		if (sscanf(line, "%lx-%lx%c", &start, &end, &c) == 3 && c == ' ')
-			in = start == (unsigned long)addr;
-		else if (in && !strncmp(line, "VmFlags:", 8)) {
-			snprintf(out, len, "%s", line + 8);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-/* Nothing is mapped in [addr, addr + len): a mapping placed there without replacing one succeeds. */
-static bool addr_free(void *addr, size_t len)
-{
-	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (p == MAP_FAILED)
-		return false;
-	munmap(p, len);
-	return p == addr;
-}
-
-/* The mapping starting at addr has these permissions ("rw-p") and, when rss_kb, its Rss. */
-static bool map_is(const void *addr, const char *perms, long *rss_kb)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return false;
-	char line[512], p[5] = "";
-	bool in = false, found = false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		char c;
-		if (sscanf(line, "%lx-%lx %4s%c", &start, &end, p, &c) == 4 && c == ' ') {
-			if (in)
-				break;
-			in = start == (unsigned long)addr;
-			found = in && !strcmp(p, perms);
-			if (found && !rss_kb)
-				break;
-		} else if (in && rss_kb && sscanf(line, "Rss: %ld kB", rss_kb) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
 
 int main(void)
 {
@@ -129,8 +68,9 @@ int main(void)
 	struct guest_mem real;
 	TAP_CHECK(gm_create(&real, 64ULL << 20) == 0 && real.nr_regions == 1,
 		  "RAM below the hole: one region");
-	char flags[512];
-	TAP_CHECK(vm_flags(real.map, flags, sizeof(flags)) == 0 && strstr(flags, " hg") && strstr(flags, " dc") &&
+	struct pm_map pm;
+	TAP_CHECK(pm_at(real.map, &pm) && pm.start == (uintptr_t)real.map && strstr(pm.vm_flags, " hg") &&
+			  strstr(pm.vm_flags, " dc") &&
 			  (uintptr_t)real.map % (2u << 20) == 0,
 		  "guest RAM starts on a 2 MiB boundary, is advised for huge pages (hg), and is not copied to forked "
 		  "children (dc)");
@@ -146,7 +86,7 @@ int main(void)
 	TAP_CHECK(gm_create(&real, 32ULL << 20) == 0, "RAM for the unmapping rule");
 	void *ram = real.map;
 	gm_destroy(&real);
-	TAP_CHECK(addr_free(ram, 32u << 20), "nothing abandoned: destroyed RAM gives its addresses back");
+	TAP_CHECK(pm_range_free((uintptr_t)ram, 32u << 20), "nothing abandoned: destroyed RAM gives its addresses back");
 	TAP_CHECK(gm_create(&real, 32ULL << 20) == 0, "RAM again");
 	ram = real.map;
 	memset(ram, 0x5a, 32u << 20);
@@ -154,13 +94,13 @@ int main(void)
 	struct guest_mem later;
 	TAP_CHECK(gm_create(&later, 32ULL << 20) == 0, "RAM made after the abandon");
 	gm_destroy(&real);
-	TAP_CHECK(!addr_free(ram, 32u << 20) && map_is(ram, "---p", NULL),
+	bool reserved = pm_at(ram, &pm) && pm.start == (uintptr_t)ram && !strcmp(pm.perms, "---p");
+	TAP_CHECK(!pm_range_free((uintptr_t)ram, 32u << 20) && reserved,
 		  "I/O abandoned while it lived: its addresses stay reserved, inaccessible");
-	long rss = -1;
-	TAP_CHECK(map_is(ram, "---p", &rss) && rss == 0, "the reservation holds none of its memory");
+	TAP_CHECK(reserved && pm.rss_kb == 0, "the reservation holds none of its memory");
 	void *later_ram = later.map;
 	gm_destroy(&later);
-	TAP_CHECK(addr_free(later_ram, 32u << 20),
+	TAP_CHECK(pm_range_free((uintptr_t)later_ram, 32u << 20),
 		  "RAM made after the abandon (no request of before can point into it): given back");
 
 	struct bus bus;

@@ -4,11 +4,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include "devices/virtio/core.h"
 #include "tests/support/fuse_req.h"
 #include "tests/support/host_fuse.h"
+#include "tests/support/proc_maps.h"
 #include "tests/support/vu_front.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
@@ -31,63 +30,18 @@ static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROL
 #define FILE_BYTES 65536u
 #define READ_BYTES 8192u
 
-struct range {
-	uintptr_t start, end;
-	char perms[5];
-	unsigned long inode;
-};
-
-/* The mapping of /proc/self/maps that satisfies want(), or false. */
-static bool find_map(bool (*want)(const struct range *, const void *), const void *arg,
-		     struct range *out)
-{
-	FILE *m = fopen("/proc/self/maps", "re");
-	char line[512];
-	bool found = false;
-
-	if (!m)
-		return false;
-	while (!found && fgets(line, sizeof(line), m)) {
-		struct range r = { 0 };
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %lu", &r.start, &r.end, r.perms,
-			   &r.inode) == 4 &&
-		    want(&r, arg)) {
-			*out = r;
-			found = true;
-		}
-	}
-	fclose(m);
-	return found;
-}
-
 /* The back-end's view of the front-end's memfd: its inode, at another address than the front-end's. */
-static bool backend_view(const struct range *r, const void *arg)
+static bool backend_view(const struct pm_map *m, const void *arg)
 {
 	const struct vu_front *f = arg;
 	struct stat st;
 
-	return fstat(f->memfd, &st) == 0 && r->inode == st.st_ino && r->start != (uintptr_t)f->ram;
+	return fstat(f->memfd, &st) == 0 && m->inode == st.st_ino && m->start != (uintptr_t)f->ram;
 }
 
-static bool contains(const struct range *r, const void *arg)
+static bool range_free(const struct pm_map *m)
 {
-	uintptr_t a = *(const uintptr_t *)arg;
-
-	return r->start <= a && a < r->end;
-}
-
-/* Nothing is mapped anywhere in [start, end): a mapping placed there without replacing one succeeds
-   (and is removed again). */
-static bool range_free(const struct range *r)
-{
-	void *want = (void *)r->start;
-	void *p = mmap(want, r->end - r->start, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return false;
-	munmap(p, r->end - r->start);
-	return p == want;
+	return pm_range_free(m->start, m->end - m->start);
 }
 
 static bool up(struct vu_front *f, struct vu_backend *b)
@@ -140,9 +94,9 @@ static void run(const char *mnt, struct host_fuse *hf)
 	TAP_CHECK(ok, "INIT, LOOKUP and OPEN of the file");
 
 	/* Control: with nothing abandoned, a replaced table's mapping goes back to the address space. */
-	struct range old = { 0 }, now = { 0 };
-	ok = ok && find_map(backend_view, &f, &old) && vuf_mem_table(&f) == 0 &&
-	     find_map(backend_view, &f, &now) && now.start != old.start;
+	struct pm_map old = { 0 }, now = { 0 };
+	ok = ok && pm_find(backend_view, &f, &old) && vuf_mem_table(&f) == 0 &&
+	     pm_find(backend_view, &f, &now) && now.start != old.start;
 	TAP_CHECK(ok, "the same memory table sent again: the back-end maps it anew");
 	TAP_CHECK(ok && range_free(&old),
 		  "nothing abandoned: the old mapping was given back (its addresses are free)");
@@ -174,10 +128,10 @@ static void run(const char *mnt, struct host_fuse *hf)
 	int64_t used = vuf_fuse_wait(&f, 1, held, sizeof(rep), rep);
 	TAP_CHECK(used == 16 && fuse_reply_error(rep) < 0,
 		  "the held READ was answered with an error (abandoned)");
-	struct range at = { 0 };
+	struct pm_map at = { 0 };
 	TAP_CHECK(!range_free(&old),
 		  "the abandoned READ's mapping stays reserved: nothing can be mapped where it copies");
-	TAP_CHECK(find_map(contains, &old.start, &at) && at.start <= old.start && at.end >= old.end &&
+	TAP_CHECK(pm_at((const void *)old.start, &at) && at.start <= old.start && at.end >= old.end &&
 			  !strcmp(at.perms, "---p") && at.inode == 0,
 		  "the reservation is inaccessible and holds none of the guest's memory");
 

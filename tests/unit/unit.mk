@@ -15,7 +15,7 @@ SPEC_SRCS := tests/support/spec.c vmm/cli_parse.c $(CLI_KIND_SRCS) devices/blk/b
 
 # vmm/: memory, boot, config, the CLI's parsers, seccomp, privileges, gdb framing, kconfig.
 UNIT_TESTS += guest_mem boot config cli_parse cli_config cli_tree seccomp privilege gdb_packet kconfig
-test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/unit/test_guest_mem.c
+test_guest_mem_SRCS := vmm/guest_mem.c vmm/bus.c tests/support/proc_maps.c tests/unit/test_guest_mem.c
 test_boot_SRCS := arch/x86/boot.c vmm/guest_mem.c vmm/image.c tests/unit/test_boot.c
 # The typed configuration's checks (the devices' own included).
 test_config_SRCS := $(LIB_SRCS) tests/unit/test_config.c
@@ -122,7 +122,8 @@ test_vu_fs_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/gu
 # A READ abandoned under a memory table never copies into reused memory (root, /dev/fuse).
 UNIT_TESTS += vu_fs_hang
 test_vu_fs_hang_SRCS := $(VU_SRCS) $(VU_VIRTIO) $(FS_CORE_SRCS) $(FS_DEV_SRCS) vmm/guest_mem.c \
-	$(VU_FRONT) vmm/seccomp.c tests/support/host_fuse.c tests/unit/test_vu_fs_hang.c
+	$(VU_FRONT) vmm/seccomp.c tests/support/host_fuse.c tests/support/proc_maps.c \
+	tests/unit/test_vu_fs_hang.c
 
 # guest/: PID 1's parts on the host (the decoder is shared with the VMM).
 UNIT_TESTS += guest_sigfwd guest_stdio guest_cmdline guest_relay guest_vport guest_launch guest_drain \
