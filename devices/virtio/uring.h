@@ -47,6 +47,17 @@ __attribute__((warn_unused_result)) int uring_create(struct io_uring *ring, unsi
 						     unsigned int cq_entries,
 						     const struct uring_rules *rules);
 
+/*
+ * Completions the kernel holds for this ring until its thread next enters the kernel: I/O or a
+ * kick that ended while the thread ran in user space, which rings made here (COOP_TASKRUN, uring.c)
+ * are not interrupted for. A busy-poll looks at this as well as at the completion queue; liburing's
+ * peek enters the kernel for them when it finds the queue empty.
+ */
+static inline bool uring_cq_owed(const struct io_uring *ring)
+{
+	return IO_URING_READ_ONCE(*ring->sq.kflags) & IORING_SQ_TASKRUN;
+}
+
 /* A ring sealed to rules may submit op: rules declare it, or rules is NULL (unrestricted). */
 bool uring_rules_allow(const struct uring_rules *rules, uint8_t op);
 

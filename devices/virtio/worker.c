@@ -425,7 +425,7 @@ static bool wk_poll(struct vq_worker *w)
 	uint64_t now = w->poll_from_us, deadline = now + w->poll.cur_us;
 	uint64_t yield_at = now + pace_yield_after(&w->poll);
 	do {
-		if (io_uring_cq_ready(&w->ring))
+		if (io_uring_cq_ready(&w->ring) || uring_cq_owed(&w->ring))
 			return true;
 		/* A broken ring (negative count) is work too: the loop reports it. */
 		if (!w->backpressure && w->nr_free && !w->failed && vq_avail_count(w->vq) != 0)

@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devices/blk/blk.h"
@@ -212,6 +214,62 @@ static void check_device(const char *name, const struct uring_rules *rules,
 	io_uring_queue_exit(&ring);
 }
 
+static void *write_one(void *arg)
+{
+	uint64_t one = 1;
+	return (void *)(intptr_t)(write(*(int *)arg, &one, sizeof(one)) == sizeof(one));
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Rings are made with COOP_TASKRUN (uring.c): a completion that ends while the ring's thread runs
+ * in user space waits for the thread to enter the kernel. A worker's busy-poll makes no system call
+ * for up to its window, so it must see such a completion without one (uring_cq_owed, or the
+ * completion queue if an interrupt ran it meanwhile), and a peek must then reap it. Another thread
+ * ends a READ on an eventfd (a kick) while this one only looks.
+ */
+static void check_owed_completion(void)
+{
+	struct io_uring ring;
+	int kick = eventfd(0, EFD_CLOEXEC); /* blocking: the READ waits, as a worker's kick read does */
+	bool made = kick >= 0 && uring_create(&ring, 8, 16, &fs_ring_rules) == 0;
+	TAP_CHECK(made && (ring.flags & IORING_SETUP_COOP_TASKRUN) &&
+			  (ring.flags & IORING_SETUP_TASKRUN_FLAG),
+		  "a worker's ring is made with COOP_TASKRUN and TASKRUN_FLAG");
+	if (!made) {
+		if (kick >= 0)
+			close(kick);
+		return;
+	}
+	uint64_t val = 0;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, kick, &val, sizeof(val), 0);
+	io_uring_sqe_set_data64(sqe, 7);
+	bool armed = io_uring_submit(&ring) == 1 && io_uring_cq_ready(&ring) == 0;
+	pthread_t writer;
+	bool started = armed && pthread_create(&writer, NULL, write_one, &kick) == 0;
+	bool seen = false;
+	for (uint64_t end = now_ms() + 10000; started && !seen && now_ms() < end;)
+		seen = io_uring_cq_ready(&ring) || uring_cq_owed(&ring);
+	void *wrote = NULL;
+	if (started)
+		pthread_join(writer, &wrote);
+	TAP_CHECK(seen && wrote, "a kick read ended by another thread is seen (ready or owed) by a "
+				 "thread that makes no system call");
+	struct io_uring_cqe *cqe = NULL;
+	bool reaped = seen && io_uring_peek_cqe(&ring, &cqe) == 0 && cqe &&
+		      io_uring_cqe_get_data64(cqe) == 7 && cqe->res == (int)sizeof(val) && val == 1;
+	TAP_CHECK(reaped && !uring_cq_owed(&ring), "and a peek reaps it (8 bytes, count 1), owing nothing");
+	io_uring_queue_exit(&ring);
+	close(kick);
+}
+
 int main(void)
 {
 	char path[] = "/var/tmp/ringvm-uring-XXXXXX";
@@ -246,6 +304,7 @@ int main(void)
 		close(fd);
 		io_uring_queue_exit(&ring);
 	}
+	check_owed_completion();
 	struct uring_rules bad = { .ops = NULL, .nr_ops = 1 };
 	TAP_CHECK(uring_create(&ring, 8, 16, &bad) == -EINVAL, "rules without their opcodes: refused");
 	io_uring_free_probe(probe);
