@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -366,4 +367,31 @@ unsigned int hf_served(struct host_fuse *hf, uint32_t opcode)
 	n = sc->served;
 	pthread_mutex_unlock(&hf->sh->lock);
 	return n;
+}
+
+int hf_scratch_make(struct hf_scratch *s, const char *test)
+{
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		printf("ok 1 # SKIP needs root and /dev/fuse to mount the scripted file system\n1..1\n");
+		return 1;
+	}
+	snprintf(s->top, sizeof(s->top), "/tmp/%s_XXXXXX", test);
+	if (!mkdtemp(s->top))
+		return -errno;
+	snprintf(s->back, sizeof(s->back), "%s/back", s->top);
+	snprintf(s->mnt, sizeof(s->mnt), "%s/mnt", s->top);
+	return mkdir(s->back, 0755) || mkdir(s->mnt, 0755) ? -errno : 0;
+}
+
+static int hf_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
+}
+
+void hf_scratch_remove(const struct hf_scratch *s)
+{
+	if (nftw(s->top, hf_remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0)
+		printf("# could not remove %s: %s\n", s->top, strerror(errno));
 }

@@ -76,4 +76,21 @@ void hf_release(struct host_fuse *hf);
 unsigned int hf_steps_left(struct host_fuse *hf, uint32_t opcode);
 unsigned int hf_served(struct host_fuse *hf, uint32_t opcode);
 
+/*
+ * A test's scratch tree: top, a new directory under /tmp named after the test, holding back (the
+ * host directory to share) and mnt (its mount point). hf_scratch_make returns 0 when both are made;
+ * 1 when the test cannot mount here (not root, or no /dev/fuse), after printing a TAP plan that
+ * skips it whole (the test then exits 0); or -errno.
+ */
+struct hf_scratch {
+	char top[64];
+	char back[96];
+	char mnt[96];
+};
+
+__attribute__((warn_unused_result)) int hf_scratch_make(struct hf_scratch *s, const char *test);
+
+/* Remove the tree, after hf_unmount; never across a mount (a comment line says when it fails). */
+void hf_scratch_remove(const struct hf_scratch *s);
+
 #endif

@@ -27,7 +27,7 @@ static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROL
 #define RAM (8u << 20)
 #define DISK (1u << 20)
 
-static char top[64], back[96], mnt[96];
+static struct hf_scratch sc;
 static struct host_fuse *hf;
 
 struct disk {
@@ -45,7 +45,7 @@ static int disk_up(struct disk *d, uint64_t features)
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	snprintf(spec, sizeof(spec), "%s/disk.img", mnt);
+	snprintf(spec, sizeof(spec), "%s/disk.img", sc.mnt);
 	d->vm = fake_vm_create(RAM);
 	ret = d->vm ? spec_blk_config(spec, &cfg, NULL) : -ENOMEM;
 	if (!ret)
@@ -91,7 +91,7 @@ static bool back_is(uint64_t off, uint8_t byte, size_t len)
 	bool ok;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/disk.img", back);
+	snprintf(path, sizeof(path), "%s/disk.img", sc.back);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ok = buf && fd >= 0 && pread(fd, buf, len, (off_t)off) == (ssize_t)len;
 	for (size_t i = 0; ok && i < len; i++)
@@ -156,35 +156,25 @@ static void test_write_zeroes(void)
 int main(void)
 {
 	struct hf_options opt = { .cache = FS_CACHE_AUTO, .threads = 2 };
-	char cmd[200], path[160];
-	int ret, fd;
+	char path[160];
+	int ret = hf_scratch_make(&sc, "blk_durable");
 
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		printf("ok 1 # SKIP needs root and /dev/fuse to mount the scripted file system\n1..1\n");
+	if (ret > 0)
 		return 0;
-	}
-	snprintf(top, sizeof(top), "/tmp/blk_durable_XXXXXX");
-	if (!mkdtemp(top))
-		return 1;
-	snprintf(back, sizeof(back), "%s/back", top);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(path, sizeof(path), "%s/disk.img", back);
-	ret = mkdir(back, 0755) || mkdir(mnt, 0755) ? -errno : 0;
-	fd = ret ? -1 : open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-	if (fd < 0 || ftruncate(fd, DISK) < 0)
+	snprintf(path, sizeof(path), "%s/disk.img", sc.back);
+	int fd = ret ? -1 : open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	if (!ret && (fd < 0 || ftruncate(fd, DISK) < 0))
 		ret = -errno;
 	if (fd >= 0)
 		close(fd);
 	if (!ret)
-		ret = hf_mount(back, mnt, &opt, &hf);
+		ret = hf_mount(sc.back, sc.mnt, &opt, &hf);
 	TAP_CHECK(ret == 0, "scripted FUSE mount holding a 1 MiB image");
 	if (!ret) {
 		test_writethrough();
 		test_write_zeroes();
 	}
 	hf_unmount(hf);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", top);
+	hf_scratch_remove(&sc);
 	return tap_done();
 }

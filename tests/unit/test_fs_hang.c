@@ -32,7 +32,7 @@ static struct seccomp_confinement worker_role = { SECCOMP_MODE_KILL, SECCOMP_ROL
    1 s stop wait, far below forever. */
 #define WEDGED_S 30
 
-static char top[64], back[96], mnt[96];
+static struct hf_scratch sc;
 static struct host_fuse *hf;
 static struct vm *vm;
 static struct mmio_driver drv;
@@ -110,8 +110,8 @@ static void run_mode(const char *mode, bool no_async_dio)
 	double ms = 0;
 	int ret;
 
-	ret = hf_mount(back, mnt, &opt, &hf);
-	snprintf(spec, sizeof(spec), "%s:/s,cache=never", mnt);
+	ret = hf_mount(sc.back, sc.mnt, &opt, &hf);
+	snprintf(spec, sizeof(spec), "%s:/s,cache=never", sc.mnt);
 	vm = ret ? NULL : fake_vm_create(RAM);
 	ret = vm ? spec_fs_config(spec, &cfg, &why) : -ENOMEM;
 	if (!ret)
@@ -155,30 +155,19 @@ out:
 
 int main(void)
 {
-	char cmd[200], path[160];
-	int fd;
+	char path[160];
+	int ret = hf_scratch_make(&sc, "fs_hang");
 
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		printf("ok 1 # SKIP needs root and /dev/fuse to mount the scripted file system\n1..1\n");
-		return 0;
-	}
-	snprintf(top, sizeof(top), "/tmp/fs_hang_XXXXXX");
-	if (!mkdtemp(top))
-		return 1;
-	snprintf(back, sizeof(back), "%s/back", top);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(path, sizeof(path), "%s/data", back);
-	if (mkdir(back, 0755) || mkdir(mnt, 0755))
-		return 1;
-	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (ret)
+		return ret > 0 ? 0 : 1;
+	snprintf(path, sizeof(path), "%s/data", sc.back);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0 || ftruncate(fd, 65536) < 0)
 		return 1;
 	close(fd);
 	/* The READ waits in an io-wq worker (synchronous direct I/O) / in FUSE's async queue. */
 	run_mode("io-wq worker blocked", true);
 	run_mode("async direct I/O pending", false);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", top);
+	hf_scratch_remove(&sc);
 	return tap_done();
 }

@@ -42,7 +42,7 @@ static struct seccomp_confinement worker_fs_role = { SECCOMP_MODE_KILL, SECCOMP_
 #define FILE_SIZE (256u * 1024)
 #define IO 65536u
 
-static char top[64], back[96], mnt[96];
+static struct hf_scratch sc;
 static struct host_fuse *hf;
 static struct vm *vm;
 static struct mmio_driver drv;
@@ -60,7 +60,7 @@ static int write_file(const char *name, unsigned int seed)
 
 	for (uint32_t i = 0; i < FILE_SIZE; i++)
 		expect[i] = pattern(i, seed);
-	snprintf(path, sizeof(path), "%s/%s", back, name);
+	snprintf(path, sizeof(path), "%s/%s", sc.back, name);
 	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -80,7 +80,7 @@ static bool back_equals(const char *name, uint64_t off, const uint8_t *want, siz
 	int fd;
 	bool same;
 
-	snprintf(path, sizeof(path), "%s/%s", back, name);
+	snprintf(path, sizeof(path), "%s/%s", sc.back, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || len > sizeof(got))
 		return false;
@@ -194,7 +194,7 @@ static void test_fs(void)
 	char spec[160];
 	int ret;
 
-	snprintf(spec, sizeof(spec), "%s:/s,cache=never", mnt);
+	snprintf(spec, sizeof(spec), "%s:/s,cache=never", sc.mnt);
 	vm = fake_vm_create(RAM);
 	ret = vm ? spec_fs_config(spec, &cfg, &why) : -ENOMEM;
 	if (!ret)
@@ -359,7 +359,7 @@ static void test_blk(void)
 	char spec[160];
 	int ret;
 
-	snprintf(spec, sizeof(spec), "%s/disk.img", mnt);
+	snprintf(spec, sizeof(spec), "%s/disk.img", sc.mnt);
 	vm = fake_vm_create(RAM);
 	ret = vm ? write_file("disk.img", 9) : -ENOMEM;
 	if (!ret)
@@ -402,30 +402,20 @@ out:
 int main(void)
 {
 	struct hf_options opt = { .cache = FS_CACHE_NEVER, .threads = 2, .no_async_dio = true };
-	char cmd[200];
-	int ret;
+	int ret = hf_scratch_make(&sc, "short_io");
 
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		printf("ok 1 # SKIP needs root and /dev/fuse to mount the scripted file system\n");
-		printf("1..1\n");
+	if (ret > 0)
 		return 0;
-	}
-	snprintf(top, sizeof(top), "/tmp/short_io_XXXXXX");
-	if (!mkdtemp(top))
-		return 1;
-	snprintf(back, sizeof(back), "%s/back", top);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	ret = mkdir(back, 0755) || mkdir(mnt, 0755) ? -errno : write_file("data", 7);
 	if (!ret)
-		ret = hf_mount(back, mnt, &opt, &hf);
+		ret = write_file("data", 7);
+	if (!ret)
+		ret = hf_mount(sc.back, sc.mnt, &opt, &hf);
 	TAP_CHECK(ret == 0, "scripted FUSE mount of a host directory");
 	if (!ret) {
 		test_fs();
 		test_blk();
 	}
 	hf_unmount(hf);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", top);
+	hf_scratch_remove(&sc);
 	return tap_done();
 }

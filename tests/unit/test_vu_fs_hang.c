@@ -155,35 +155,27 @@ out_destroy:
 
 int main(void)
 {
-	char top[64], back[96], mnt[96], path[160], cmd[200];
+	struct hf_scratch sc;
 	struct hf_options opt = { .cache = FS_CACHE_AUTO, .threads = 2 };
 	struct host_fuse *hf = NULL;
 	uint8_t buf[FILE_BYTES];
-	int fd;
+	char path[160];
+	int err = hf_scratch_make(&sc, "vu_fs_hang");
 
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		printf("ok 1 # SKIP needs root and /dev/fuse to mount the scripted file system\n1..1\n");
-		return 0;
-	}
-	snprintf(top, sizeof(top), "/tmp/vu_fs_hang_XXXXXX");
-	if (!mkdtemp(top))
-		return 1;
-	snprintf(back, sizeof(back), "%s/back", top);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(path, sizeof(path), "%s/data", back);
+	if (err)
+		return err > 0 ? 0 : 1;
+	snprintf(path, sizeof(path), "%s/data", sc.back);
 	for (uint32_t i = 0; i < FILE_BYTES; i++)
 		buf[i] = pattern(i);
-	fd = mkdir(back, 0755) || mkdir(mnt, 0755) ? -1 : open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 		return 1;
 	close(fd);
-	int err = hf_mount(back, mnt, &opt, &hf);
+	err = hf_mount(sc.back, sc.mnt, &opt, &hf);
 	TAP_CHECK(err == 0, "the scripted file system is mounted");
 	if (!err)
-		run(mnt, hf);
+		run(sc.mnt, hf);
 	hf_unmount(hf);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", top);
+	hf_scratch_remove(&sc);
 	return tap_done();
 }
