@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "devices/fs/virtio_fs.h"
 #include "tests/fuzz/vu_session.h"
 #include "tests/support/fuse_req.h"
+#include "tests/support/tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -91,17 +91,10 @@ static int op_fuse(struct vs_cursor *c, struct vu_front *f)
 
 static char dir[] = "/tmp/ringvm-fuzz-vu-fs.XXXXXX";
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	(void)remove(path); /* what cannot go stays: a leftover, not a failure */
-	return 0;
-}
-
 /* At exit (libFuzzer's end): the share and what the sessions created in it. */
 static void remove_share(void)
 {
-	(void)nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	(void)tree_remove(dir); /* what cannot go stays: a leftover, not a failure */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

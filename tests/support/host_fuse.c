@@ -1,10 +1,10 @@
 /* host_fuse.c: the fs server over the host's /dev/fuse, in a child process, READ/WRITE answers shaped by a script. */
 #define _GNU_SOURCE
 #include "tests/support/host_fuse.h"
+#include "tests/support/tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -383,15 +383,10 @@ int hf_scratch_make(struct hf_scratch *s, const char *test)
 	return mkdir(s->back, 0755) || mkdir(s->mnt, 0755) ? -errno : 0;
 }
 
-static int hf_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
 void hf_scratch_remove(const struct hf_scratch *s)
 {
-	if (nftw(s->top, hf_remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0)
-		printf("# could not remove %s: %s\n", s->top, strerror(errno));
+	int err = tree_remove(s->top);
+
+	if (err)
+		printf("# could not remove %s: %s\n", s->top, strerror(-err));
 }
