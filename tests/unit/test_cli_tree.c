@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 #include "vmm/cli_tree.h"
 #include "vmm/kconfig.h"
@@ -208,9 +209,7 @@ int main(void)
 		  "the tree's initramfs is made once, reused without running the helper, made again when an input "
 		  "changes");
 
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
+	if (tree_remove(root) != 0)
 		return 1;
 	return tap_done();
 }

@@ -14,6 +14,7 @@
 
 #include "devices/fs/fs_server.h"
 #include "tests/support/fs_call.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -224,9 +225,7 @@ int main(void)
 			 steps[i].result);
 		TAP_CHECK(steps[i].result == 0, what);
 	}
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd) != 0)
+	if (tree_remove(root) != 0)
 		printf("# could not remove %s\n", root);
 	return tap_done();
 }

@@ -19,6 +19,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #include "devices/fs/fs_server.h"
 #include "devices/fs/virtio_fs.h"
 #include "tests/support/fs_call.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 
 #define NFILES 300     /* names in the shared directory: a 4 KiB READDIR leaves some in the buffer */
@@ -201,12 +202,7 @@ int main(void)
 		printf("ok %d # SKIP fewer than 12000 fds allowed\n", ++tap_count);
 	else
 		test_many_dirs(nopen);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", root);
-	}
+	if (tree_remove(root) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
 	return tap_done();
 }

@@ -13,6 +13,7 @@
 
 #include "devices/fs/fs_server.h"
 #include "tests/support/fs_call.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 
 static char root[64];
@@ -212,12 +213,7 @@ int main(void)
 	umount2(hp("kmsg"), MNT_DETACH);
 	umount2(hp("a"), MNT_DETACH);
 	umount2(hp("b"), MNT_DETACH);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", root);
-	}
+	if (tree_remove(root) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
 	return tap_done();
 }

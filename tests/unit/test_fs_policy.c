@@ -20,6 +20,7 @@
 #include "devices/fs/virtio_fs.h"
 #include "tests/support/fs_call.h"
 #include "tests/support/spec.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 
 static char root[64];
@@ -419,12 +420,7 @@ int main(void)
 	test_xattr_none();
 	server_end();
 	test_killpriv_unprivileged();
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", root);
-	}
+	if (tree_remove(root) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
 	return tap_done();
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "guest/vport.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 
 static char root[64], sys_dir[128], dev_dir[128];
@@ -100,9 +101,7 @@ int main(void)
 	close(sv[0]);
 	close(sv[1]);
 
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd) != 0)
+	if (tree_remove(root) != 0)
 		printf("# could not remove %s\n", root);
 	return tap_done();
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "include/ringvm.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 
 #define FW "build/firmware/"
@@ -490,9 +491,7 @@ int main(void)
 			  sigismember(&before, SIGINT) == sigismember(&after, SIGINT),
 		  "the caller's signal mask is given back");
 
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (tree_remove(dir) != 0)
 		printf("# could not remove %s\n", dir);
 	return tap_done();
 }

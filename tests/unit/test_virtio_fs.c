@@ -24,6 +24,7 @@
 #include "tests/support/spec.h"
 #include "tests/support/open_fds.h"
 #include "tests/support/page_cache.h"
+#include "tests/support/tree.h"
 #include "tests/unit/tap.h"
 #include "vmm/seccomp.h"
 
@@ -505,8 +506,7 @@ int main(void)
 	TAP_CHECK(!vdev->transport, "transport destroyed: the device is detached");
 	virtio_fs_destroy(fs);
 	fake_vm_destroy(vm);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (tree_remove(dir) != 0)
 		printf("# could not remove %s\n", dir);
 	return tap_done();
 }
