@@ -42,6 +42,11 @@ void pace_yielded(struct pace_poll *p, uint64_t took_us)
 	p->cpu_shared = took_us > PACE_POLL_SHARED_US;
 }
 
+unsigned int pace_pass_budget(const struct pace_poll *p)
+{
+	return p->cpu_shared ? PACE_PASS_BUDGET_SHARED : PACE_PASS_BUDGET;
+}
+
 void pace_poll_waited(struct pace_poll *p, uint64_t waited_us)
 {
 	if (!p->max_us)

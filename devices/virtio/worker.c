@@ -293,12 +293,12 @@ static int wk_pop_one(struct vq_worker *w)
  * pace_slice(held) chains, and whenever the ring runs empty, the queued I/O is submitted and the
  * replies published, so the driver works on replies while the worker goes on. Returns when the
  * ring stays empty, no slot or SQE is free, the queue failed, a reaped stop CQE asks the worker
- * to stop, or PACE_PASS_BUDGET chains were handled (then true: the caller lets other threads on
+ * to stop, or pace_pass_budget() chains were handled (then true: the caller lets other threads on
  * this CPU run before it goes on); no chain it handled is left unsubmitted.
  */
 static bool wk_pop_all(struct vq_worker *w)
 {
-	unsigned int in_slice = 0, budget = PACE_PASS_BUDGET;
+	unsigned int in_slice = 0, budget = pace_pass_budget(&w->poll);
 
 	while (w->nr_free && !w->backpressure && !w->failed && !w->stopping) {
 		if (!budget--) {
@@ -572,7 +572,9 @@ void wk_serve(struct vq_worker *w)
 		if (more) {
 			/* A driver that keeps the ring full must not keep other queues' workers sharing
 			   this CPU waiting: let them run, then go on without sleeping. */
+			uint64_t before = wk_now_us();
 			sched_yield();
+			pace_yielded(&w->poll, wk_now_us() - before); /* the next pass's budget */
 			continue;
 		}
 		/* Drained: no request open and no SQE left that could still touch guest memory. */

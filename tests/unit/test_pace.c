@@ -110,6 +110,24 @@ static void test_yield(void)
 	TAP_CHECK(pace_yield_after(&p) == PACE_POLL_YIELD_US, "a new start forgets the last run's shared CPU");
 }
 
+/* A pass's budget follows whether the CPU is shared (pace.h: PACE_PASS_BUDGET_SHARED). */
+static void test_pass_budget(void)
+{
+	struct pace_poll p;
+
+	pace_poll_init(&p, 50);
+	TAP_CHECK(pace_pass_budget(&p) == PACE_PASS_BUDGET, "a new worker takes the full budget");
+	pace_yielded(&p, PACE_POLL_SHARED_US + 1);
+	TAP_CHECK(pace_pass_budget(&p) == PACE_PASS_BUDGET_SHARED,
+		  "a yield that ran another thread: the next pass is the shared budget");
+	pace_yielded(&p, PACE_POLL_SHARED_US);
+	TAP_CHECK(pace_pass_budget(&p) == PACE_PASS_BUDGET, "a yield back within the limit: full again");
+	pace_poll_init(&p, 0);
+	pace_yielded(&p, 1000);
+	TAP_CHECK(pace_pass_budget(&p) == PACE_PASS_BUDGET_SHARED,
+		  "a worker that never polls still learns the CPU is shared from its passes' yields");
+}
+
 static void test_kick_batch(void)
 {
 	TAP_CHECK(pace_kick_batch(0) == 1, "the driver holds nothing filled: a kick per chain");
@@ -131,6 +149,7 @@ int main(void)
 	test_hold_interrupt();
 	test_poll();
 	test_yield();
+	test_pass_budget();
 	test_kick_batch();
 	return tap_done();
 }
