@@ -209,7 +209,7 @@ int main(void)
 		  "the tree's initramfs is made once, reused without running the helper, made again when an input "
 		  "changes");
 
-	if (tree_remove(root) != 0)
+	if (tree_discard(root) != 0)
 		return 1;
 	return tap_done();
 }
