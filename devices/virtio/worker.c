@@ -402,6 +402,17 @@ static uint64_t wk_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* Give the CPU way to whichever thread waits for it (another queue's worker may share it), timed
+   from now: pace learns from how long that took whether the CPU is shared (pace_yielded: the next
+   poll's yield steps, the next pass's budget). Returns the time it came back. */
+static uint64_t wk_yield(struct vq_worker *w, uint64_t now)
+{
+	sched_yield();
+	uint64_t back = wk_now_us();
+	pace_yielded(&w->poll, back - now);
+	return back;
+}
+
 /* A spin loop's breath: lets the sibling hyperthread (or the hypervisor) run. */
 static inline void wk_cpu_relax(void)
 {
@@ -435,10 +446,7 @@ static bool wk_poll(struct vq_worker *w)
 			/* Another queue's worker may share this CPU and need it now: give it way. A
 			   yield that came back at once found nobody waiting, so spin a while before
 			   the next; one that ran somebody else, yield at every look. */
-			sched_yield();
-			uint64_t back = wk_now_us();
-			pace_yielded(&w->poll, back - now);
-			yield_at = back + pace_yield_after(&w->poll);
+			yield_at = wk_yield(w, now) + pace_yield_after(&w->poll);
 		} else {
 			wk_cpu_relax();
 		}
@@ -572,9 +580,7 @@ void wk_serve(struct vq_worker *w)
 		if (more) {
 			/* A driver that keeps the ring full must not keep other queues' workers sharing
 			   this CPU waiting: let them run, then go on without sleeping. */
-			uint64_t before = wk_now_us();
-			sched_yield();
-			pace_yielded(&w->poll, wk_now_us() - before); /* the next pass's budget */
+			(void)wk_yield(w, wk_now_us());
 			continue;
 		}
 		/* Drained: no request open and no SQE left that could still touch guest memory. */
